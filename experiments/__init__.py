@@ -1,0 +1,1 @@
+"""Comparison harness: greedy vs optimal trees, reproducible experiment grids."""

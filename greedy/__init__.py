@@ -1,0 +1,9 @@
+"""Greedy decision-tree induction (CART family) and the shared :class:`Tree` structure.
+
+``greedy`` depends on numpy, scipy and scikit-learn's base classes only; it never
+imports ``optitree``, ``experiments``, ``pyomo`` or ``highspy``.
+"""
+
+from ._tree import LEAF_FEATURE, OBLIQUE, PASS_THROUGH, TREE_LEAF, HeapTree, Tree
+
+__all__ = ["Tree", "HeapTree", "TREE_LEAF", "LEAF_FEATURE", "OBLIQUE", "PASS_THROUGH"]

@@ -1,0 +1,605 @@
+"""The one tree representation shared by every method in optitree.
+
+A :class:`Tree` stores a binary decision tree as parallel arrays in scikit-learn's
+convention (node 0 is the root, ``children_left[i] == -1`` marks a leaf, the left
+branch is taken when ``x[feature] <= threshold``). Greedy CART, the MIP
+formulations and imported scikit-learn trees all produce this type, so
+prediction, export, plotting and metrics are written once, here.
+
+Beyond axis-aligned splits a node may hold
+
+* a **categorical** split: ``category_left[i]`` is a boolean mask over category
+  codes; code ``c`` goes left when ``category_left[i, c]``. Codes outside the mask
+  (unseen at fit time) follow ``default_left[i]``;
+* an **oblique** (hyperplane) split: ``feature[i] == OBLIQUE`` and the sample goes
+  left when ``split_coef[i] @ x <= threshold[i]``;
+* **missing-value routing**: a sample whose split value is NaN goes down both
+  branches, with weight ``missing_left[i]`` to the left and ``1 - missing_left[i]``
+  to the right; its prediction is the weighted average of the leaves it reaches.
+  Without ``missing_left`` a NaN in a used feature is an error;
+* a **linear leaf model**: the prediction at leaf ``i`` is
+  ``leaf_intercept[i] + leaf_coef[i] @ x`` instead of ``value[i, 0]``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+TREE_LEAF = -1
+LEAF_FEATURE = -2
+OBLIQUE = -3
+PASS_THROUGH = -1  # heap form: a branch node that does not split
+
+_TASKS = ("classification", "regression")
+_OPTIONAL = ("category_left", "default_left", "split_coef", "missing_left", "leaf_coef", "leaf_intercept")
+
+
+@dataclass(frozen=True)
+class HeapTree:
+    """A tree laid out on the complete binary tree of depth ``depth``.
+
+    Heap node ``n`` (1-based) has children ``2n`` and ``2n + 1``; branch nodes are
+    ``1 .. 2**depth - 1`` and leaves ``2**depth .. 2**(depth+1) - 1``. Arrays are
+    0-based: branch node ``n`` is row ``n - 1`` of ``feature``/``threshold``, leaf
+    ``2**depth + k`` is row ``k`` of ``value``.
+
+    A branch node with ``feature == PASS_THROUGH`` does not split: every sample
+    goes to its **right** child (the OCT convention ``a = 0, b = 0``), and the
+    value of the shallower leaf it replaces is copied to every leaf below it, so
+    predictions do not depend on the direction.
+    """
+
+    depth: int
+    feature: np.ndarray  # (2**D - 1,) int
+    threshold: np.ndarray  # (2**D - 1,) float
+    value: np.ndarray  # (2**D, n_values) float
+    split_coef: np.ndarray | None = None  # (2**D - 1, n_features) for oblique nodes
+
+    @property
+    def n_branch(self) -> int:
+        return 2**self.depth - 1
+
+    @property
+    def n_leaves(self) -> int:
+        return 2**self.depth
+
+
+class Tree:
+    """Binary decision tree as parallel node arrays.
+
+    Parameters
+    ----------
+    children_left, children_right : array of int, shape (n_nodes,)
+        Child ids, ``-1`` at leaves. Every child id is larger than its parent's.
+    feature : array of int
+        Split feature, ``-2`` at leaves, ``OBLIQUE`` (-3) for hyperplane splits.
+    threshold : array of float
+        Left branch is ``x[feature] <= threshold`` (``split_coef @ x <= threshold``
+        for oblique nodes). Ignored at leaves and categorical nodes.
+    value : array of float, shape (n_nodes, n_values)
+        Classification: weighted class counts of the training samples reaching the
+        node (``n_values = n_classes``). Regression: the node's prediction
+        (``n_values = 1``).
+    n_features : int
+        Number of input features the tree was built on.
+    task : {"classification", "regression"}
+    n_node_samples, weighted_n_node_samples, impurity : array, optional
+        Training statistics; default zeros.
+    category_left, default_left, split_coef, missing_left, leaf_coef, leaf_intercept
+        Optional per-node arrays described in the module docstring.
+    """
+
+    def __init__(
+        self,
+        children_left,
+        children_right,
+        feature,
+        threshold,
+        value,
+        n_features: int,
+        task: str = "classification",
+        n_node_samples=None,
+        weighted_n_node_samples=None,
+        impurity=None,
+        *,
+        category_left=None,
+        default_left=None,
+        split_coef=None,
+        missing_left=None,
+        leaf_coef=None,
+        leaf_intercept=None,
+    ):
+        self.children_left = np.asarray(children_left, dtype=np.intp).ravel()
+        n = self.children_left.shape[0]
+        self.children_right = np.asarray(children_right, dtype=np.intp).ravel()
+        self.feature = np.asarray(feature, dtype=np.intp).ravel()
+        self.threshold = np.asarray(threshold, dtype=np.float64).ravel()
+        value = np.asarray(value, dtype=np.float64)
+        self.value = value.reshape(n, -1) if value.ndim != 2 else value
+        self.n_features = int(n_features)
+        self.task = task
+        self.n_node_samples = np.zeros(n, np.intp) if n_node_samples is None else np.asarray(n_node_samples, np.intp)
+        self.weighted_n_node_samples = (
+            np.zeros(n) if weighted_n_node_samples is None else np.asarray(weighted_n_node_samples, np.float64)
+        )
+        self.impurity = np.zeros(n) if impurity is None else np.asarray(impurity, np.float64)
+        self.category_left = None if category_left is None else np.asarray(category_left, bool)
+        self.default_left = None if default_left is None else np.asarray(default_left, bool)
+        self.split_coef = None if split_coef is None else np.asarray(split_coef, np.float64)
+        self.missing_left = None if missing_left is None else np.asarray(missing_left, np.float64)
+        self.leaf_coef = None if leaf_coef is None else np.asarray(leaf_coef, np.float64)
+        self.leaf_intercept = None if leaf_intercept is None else np.asarray(leaf_intercept, np.float64)
+        self.validate()
+
+    # ------------------------------------------------------------------ invariants
+    def validate(self) -> None:
+        """Check the structural invariants; raise ``ValueError`` naming the first broken one."""
+        n = self.node_count
+        if n < 1:
+            raise ValueError("a Tree needs at least one node")
+        if self.task not in _TASKS:
+            raise ValueError(f"task must be one of {_TASKS}, got {self.task!r}")
+        for name in ("children_right", "feature", "threshold", "n_node_samples", "weighted_n_node_samples", "impurity"):
+            if getattr(self, name).shape != (n,):
+                raise ValueError(f"{name} has shape {getattr(self, name).shape}, expected ({n},)")
+        if self.value.shape[0] != n or self.value.ndim != 2:
+            raise ValueError(f"value has shape {self.value.shape}, expected ({n}, n_values)")
+        if self.task == "regression" and self.value.shape[1] != 1:
+            raise ValueError("a regression tree has one value per node")
+        left, right = self.children_left, self.children_right
+        leaf = left == TREE_LEAF
+        if np.any(leaf != (right == TREE_LEAF)):
+            raise ValueError("a node has exactly one child: both children must be -1 or both valid")
+        internal = ~leaf
+        ids = np.arange(n)
+        if np.any((left[internal] <= ids[internal]) | (right[internal] <= ids[internal])):
+            raise ValueError("every child id must be larger than its parent's id")
+        if np.any((left[internal] >= n) | (right[internal] >= n)):
+            raise ValueError("a child id is out of range")
+        children = np.concatenate([left[internal], right[internal]])
+        if children.size != np.unique(children).size or (children.size and children.min() < 1):
+            raise ValueError("every non-root node must have exactly one parent, and the root none")
+        if children.size != n - 1:
+            raise ValueError("some nodes are unreachable from the root")
+        if np.any(self.feature[leaf] != LEAF_FEATURE):
+            raise ValueError("leaves must have feature == -2")
+        f = self.feature[internal]
+        oblique = f == OBLIQUE
+        if np.any(~oblique & ((f < 0) | (f >= self.n_features))):
+            raise ValueError(f"split features must lie in [0, {self.n_features}) (or be OBLIQUE)")
+        if oblique.any() and (self.split_coef is None or self.split_coef.shape != (n, self.n_features)):
+            raise ValueError("oblique splits need split_coef of shape (n_nodes, n_features)")
+        categorical = self.categorical_nodes
+        numeric = internal & ~categorical
+        if not np.all(np.isfinite(self.threshold[numeric])):
+            raise ValueError("thresholds of numeric splits must be finite")
+        if self.category_left is not None:
+            if self.category_left.ndim != 2 or self.category_left.shape[0] != n:
+                raise ValueError("category_left must have shape (n_nodes, n_categories)")
+            if self.default_left is None or self.default_left.shape != (n,):
+                raise ValueError("categorical splits need default_left of shape (n_nodes,)")
+        if self.missing_left is not None:
+            if self.missing_left.shape != (n,):
+                raise ValueError("missing_left must have shape (n_nodes,)")
+            m = self.missing_left[internal]
+            if np.any(~np.isfinite(m) | (m < 0) | (m > 1)):
+                raise ValueError("missing_left must lie in [0, 1] at internal nodes")
+        if (self.leaf_coef is None) != (self.leaf_intercept is None):
+            raise ValueError("leaf_coef and leaf_intercept go together")
+        if self.leaf_coef is not None:
+            if self.task != "regression":
+                raise ValueError("linear leaf models are for regression trees")
+            if self.leaf_coef.shape != (n, self.n_features) or self.leaf_intercept.shape != (n,):
+                raise ValueError("leaf_coef must be (n_nodes, n_features) and leaf_intercept (n_nodes,)")
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def node_count(self) -> int:
+        return int(self.children_left.shape[0])
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        return self.children_left == TREE_LEAF
+
+    @property
+    def n_leaves(self) -> int:
+        return int(self.is_leaf.sum())
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes (0 for a regression tree)."""
+        return self.value.shape[1] if self.task == "classification" else 0
+
+    @property
+    def categorical_nodes(self) -> np.ndarray:
+        """Boolean mask of internal nodes whose split is a category subset."""
+        if self.category_left is None:
+            return np.zeros(self.node_count, bool)
+        # a category split sends at least one category left, so an all-False row is numeric
+        return (~self.is_leaf) & self.category_left.any(axis=1)
+
+    @property
+    def node_depth(self) -> np.ndarray:
+        """Depth of every node (root = 0)."""
+        depth = np.zeros(self.node_count, np.intp)
+        internal = np.flatnonzero(~self.is_leaf)  # parents come before children
+        for i in internal:
+            depth[self.children_left[i]] = depth[self.children_right[i]] = depth[i] + 1
+        return depth
+
+    @property
+    def max_depth(self) -> int:
+        return int(self.node_depth.max())
+
+    @property
+    def parent(self) -> np.ndarray:
+        """Parent id of every node (-1 for the root)."""
+        parent = np.full(self.node_count, -1, np.intp)
+        internal = ~self.is_leaf
+        ids = np.flatnonzero(internal)
+        parent[self.children_left[internal]] = ids
+        parent[self.children_right[internal]] = ids
+        return parent
+
+    @property
+    def n_splits(self) -> int:
+        return self.node_count - self.n_leaves
+
+    # ------------------------------------------------------------------ routing
+    def _check_X(self, X) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"X has {X.shape[1]} features, the tree expects {self.n_features}")
+        return X
+
+    def _split_values(self, X: np.ndarray, rows: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+        """Value each (row, node) pair is compared at: ``x[f]`` or ``coef @ x``."""
+        f = self.feature[nodes]
+        out = np.empty(rows.shape[0])
+        oblique = f == OBLIQUE
+        uni = ~oblique
+        out[uni] = X[rows[uni], f[uni]]
+        if oblique.any():
+            out[oblique] = np.einsum("ij,ij->i", X[rows[oblique]], self.split_coef[nodes[oblique]])
+        return out
+
+    def _goes_left(self, v: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+        """Direction for non-missing split values ``v`` at ``nodes``."""
+        left = v <= self.threshold[nodes]
+        if self.category_left is not None:
+            cat = self.categorical_nodes[nodes]
+            if cat.any():
+                codes = v[cat]
+                ncat = self.category_left.shape[1]
+                valid = (codes >= 0) & (codes < ncat) & (codes == np.floor(codes))
+                res = self.default_left[nodes[cat]].copy()
+                ci = np.flatnonzero(valid)
+                res[ci] = self.category_left[nodes[cat][ci], codes[ci].astype(np.intp)]
+                left[cat] = res
+        return left
+
+    def route(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Route samples to the leaves they reach, with weights.
+
+        Returns ``(rows, leaves, weights)``: sample ``rows[k]`` reaches leaf
+        ``leaves[k]`` with weight ``weights[k]``; the weights of a sample sum to 1.
+        A sample reaches exactly one leaf unless it has a missing split value at a
+        node with missing-value routing.
+        """
+        X = self._check_X(X)
+        rows = np.arange(X.shape[0])
+        nodes = np.zeros(X.shape[0], np.intp)
+        weights = np.ones(X.shape[0])
+        done_r, done_n, done_w = [], [], []
+        while rows.size:
+            leaf = self.is_leaf[nodes]
+            done_r.append(rows[leaf]), done_n.append(nodes[leaf]), done_w.append(weights[leaf])
+            rows, nodes, weights = rows[~leaf], nodes[~leaf], weights[~leaf]
+            if not rows.size:
+                break
+            v = self._split_values(X, rows, nodes)
+            missing = np.isnan(v)
+            left = np.zeros(rows.shape[0], bool)
+            left[~missing] = self._goes_left(v[~missing], nodes[~missing])
+            nxt = np.where(left, self.children_left[nodes], self.children_right[nodes])
+            if missing.any():
+                if self.missing_left is None:
+                    raise ValueError(
+                        "X contains NaN in a feature used by the tree, and the tree was built without "
+                        "missing-value support"
+                    )
+                m = np.flatnonzero(missing)
+                p = self.missing_left[nodes[m]]
+                nxt[m] = self.children_left[nodes[m]]
+                rows = np.concatenate([rows, rows[m]])
+                nodes_r = self.children_right[nodes[m]]
+                weights = np.concatenate([weights, weights[m] * (1 - p)])
+                weights[m] *= p
+                nxt = np.concatenate([nxt, nodes_r])
+            nodes = nxt
+        return np.concatenate(done_r), np.concatenate(done_n), np.concatenate(done_w)
+
+    def apply(self, X) -> np.ndarray:
+        """Leaf id of every sample (for split routing: the leaf with the largest weight)."""
+        rows, leaves, w = self.route(X)
+        n = np.asarray(X).shape[0]
+        if rows.size == n:
+            out = np.empty(n, np.intp)
+            out[rows] = leaves
+            return out
+        order = np.lexsort((-w, rows))  # per row, heaviest first
+        first = np.r_[True, rows[order][1:] != rows[order][:-1]]
+        out = np.empty(n, np.intp)
+        out[rows[order][first]] = leaves[order][first]
+        return out
+
+    def decision_path(self, X) -> sparse.csr_matrix:
+        """CSR indicator (n_samples, n_nodes) of the nodes each sample passes through."""
+        rows, leaves, _ = self.route(X)
+        parent = self.parent
+        r, c = [rows], [leaves]
+        cur_r, cur = rows, leaves
+        while cur.size:
+            p = parent[cur]
+            keep = p >= 0
+            cur_r, cur = cur_r[keep], p[keep]
+            r.append(cur_r), c.append(cur)
+        r, c = np.concatenate(r), np.concatenate(c)
+        n = np.asarray(X).shape[0]
+        m = sparse.csr_matrix((np.ones(r.size, np.int8), (r, c)), shape=(n, self.node_count))
+        m.data[:] = 1  # duplicates (shared ancestors of split routes) collapse to 1
+        return m
+
+    @property
+    def node_proba(self) -> np.ndarray:
+        """Class distribution at every node; a node with no training weight takes its nearest ancestor's."""
+        if self.task != "classification":
+            raise ValueError("node_proba is defined for classification trees")
+        total = self.value.sum(axis=1)
+        proba = np.zeros_like(self.value)
+        pos = total > 0
+        proba[pos] = self.value[pos] / total[pos, None]
+        parent = self.parent
+        for i in np.flatnonzero(~pos):  # parents come before children
+            proba[i] = proba[parent[i]] if i > 0 else 1.0 / self.value.shape[1]
+        return proba
+
+    def predict(self, X) -> np.ndarray:
+        """Class probabilities (n_samples, n_classes) or regression values (n_samples,)."""
+        X = self._check_X(X)
+        rows, leaves, w = self.route(X)
+        n = X.shape[0]
+        if self.task == "classification":
+            contrib = self.node_proba[leaves] * w[:, None]
+            out = np.zeros((n, self.value.shape[1]))
+            np.add.at(out, rows, contrib) if rows.size != n else out.__setitem__(rows, contrib)
+            return out
+        leaf_pred = self.value[leaves, 0]
+        if self.leaf_coef is not None:
+            xr = np.nan_to_num(X[rows])  # linear leaves never see NaN at fit time
+            leaf_pred = self.leaf_intercept[leaves] + np.einsum("ij,ij->i", xr, self.leaf_coef[leaves])
+        return np.bincount(rows, weights=leaf_pred * w, minlength=n)
+
+    # ------------------------------------------------------------------ statistics
+    def fill_statistics(self, X, y, sample_weight=None, n_classes: int | None = None) -> "Tree":
+        """Return a copy whose node statistics are recomputed from training data.
+
+        ``y`` holds class codes ``0..K-1`` (classification) or targets (regression;
+        node values become weighted means). Structure and splits are unchanged.
+        """
+        X = self._check_X(X)
+        y = np.asarray(y)
+        sw = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        path = self.decision_path(X).tocoo()
+        rows, nodes = path.row, path.col
+        n = self.node_count
+        counts = np.bincount(nodes, minlength=n)
+        wsum = np.bincount(nodes, weights=sw[rows], minlength=n)
+        if self.task == "classification":
+            k = n_classes if n_classes is not None else self.value.shape[1]
+            value = np.zeros((n, k))
+            np.add.at(value, (nodes, y[rows].astype(np.intp)), sw[rows])
+            p = value / np.maximum(value.sum(1, keepdims=True), 1e-300)
+            impurity = 1.0 - (p**2).sum(1)
+        else:
+            s1 = np.bincount(nodes, weights=sw[rows] * y[rows], minlength=n)
+            s2 = np.bincount(nodes, weights=sw[rows] * y[rows] ** 2, minlength=n)
+            mean = np.divide(s1, wsum, out=np.zeros(n), where=wsum > 0)
+            impurity = np.divide(s2, wsum, out=np.zeros(n), where=wsum > 0) - mean**2
+            value = mean[:, None]
+        d = self.to_dict()
+        d.update(value=value, n_node_samples=counts, weighted_n_node_samples=wsum, impurity=np.maximum(impurity, 0))
+        return Tree.from_dict(d)
+
+    def compute_feature_importances(self, normalize: bool = True) -> np.ndarray:
+        """Mean decrease in weighted impurity, by feature (oblique splits count for no feature)."""
+        internal = np.flatnonzero(~self.is_leaf & (self.feature >= 0))
+        w, imp = self.weighted_n_node_samples, self.impurity
+        l, r = self.children_left[internal], self.children_right[internal]
+        gain = w[internal] * imp[internal] - w[l] * imp[l] - w[r] * imp[r]
+        out = np.bincount(self.feature[internal], weights=gain, minlength=self.n_features).astype(float)
+        if w[0] > 0:
+            out /= w[0]
+        if normalize and out.sum() > 0:
+            out /= out.sum()
+        return out
+
+    # ------------------------------------------------------------------ serialisation
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python dict (lists, ints, floats, strings): JSON-serialisable."""
+        d: dict[str, Any] = {
+            "n_features": self.n_features,
+            "task": self.task,
+            "children_left": self.children_left.tolist(),
+            "children_right": self.children_right.tolist(),
+            "feature": self.feature.tolist(),
+            "threshold": [float(t) if np.isfinite(t) else None for t in self.threshold],
+            "value": self.value.tolist(),
+            "n_node_samples": self.n_node_samples.tolist(),
+            "weighted_n_node_samples": self.weighted_n_node_samples.tolist(),
+            "impurity": self.impurity.tolist(),
+        }
+        for name in _OPTIONAL:
+            arr = getattr(self, name)
+            if arr is not None:
+                d[name] = arr.tolist()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Tree":
+        d = dict(d)
+        d["threshold"] = [np.nan if t is None else t for t in np.asarray(d["threshold"], dtype=object)]
+        return cls(**d)
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_json(cls, s: str) -> "Tree":
+        return cls.from_dict(json.loads(s))
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Tree):
+            return NotImplemented
+        a, b = self.to_dict(), other.to_dict()
+        return a.keys() == b.keys() and all(
+            np.array_equal(np.asarray(a[k], dtype=object), np.asarray(b[k], dtype=object)) for k in a
+        )
+
+    __hash__ = None  # mutable arrays
+
+    def __repr__(self) -> str:
+        return (
+            f"Tree(task={self.task!r}, node_count={self.node_count}, n_leaves={self.n_leaves}, "
+            f"max_depth={self.max_depth}, n_features={self.n_features})"
+        )
+
+    # ------------------------------------------------------------------ conversions
+    @classmethod
+    def from_sklearn(cls, estimator) -> "Tree":
+        """Convert a fitted ``DecisionTreeClassifier``/``DecisionTreeRegressor``.
+
+        Classifier values become weighted class counts (scikit-learn >= 1.4 stores
+        fractions). Single-output trees only.
+        """
+        t = getattr(estimator, "tree_", None)
+        if t is None:
+            raise ValueError("from_sklearn expects a fitted scikit-learn decision tree")
+        if t.n_outputs != 1:
+            raise ValueError("only single-output scikit-learn trees can be converted")
+        value = t.value[:, 0, :].astype(np.float64)
+        is_clf = hasattr(estimator, "classes_")
+        if is_clf:
+            sums = value.sum(axis=1, keepdims=True)
+            if np.allclose(sums, 1.0):  # fractions (scikit-learn >= 1.4)
+                value = value * t.weighted_n_node_samples[:, None]
+        leaf = t.children_left == TREE_LEAF
+        threshold = np.where(leaf, np.nan, t.threshold)
+        missing_left = None
+        mgl = getattr(t, "missing_go_to_left", None)
+        if mgl is not None and hasattr(estimator, "_support_missing_values") and np.any(mgl[~leaf]):
+            missing_left = np.asarray(mgl, dtype=np.float64)
+        return cls(
+            t.children_left,
+            t.children_right,
+            np.where(leaf, LEAF_FEATURE, t.feature),
+            threshold,
+            value,
+            n_features=t.n_features,
+            task="classification" if is_clf else "regression",
+            n_node_samples=t.n_node_samples,
+            weighted_n_node_samples=t.weighted_n_node_samples,
+            impurity=t.impurity,
+            missing_left=missing_left,
+        )
+
+    def to_heap(self, depth: int | None = None) -> HeapTree:
+        """Lay the tree out on the complete tree of ``depth`` (default: its own depth).
+
+        Leaves shallower than ``depth`` become chains of ``PASS_THROUGH`` branch nodes
+        whose leaves all carry the leaf's value. Categorical splits and linear leaves
+        have no heap form; missing-value routing is dropped.
+        """
+        if self.category_left is not None and self.categorical_nodes.any():
+            raise ValueError("categorical splits have no heap (threshold) form")
+        D = self.max_depth if depth is None else int(depth)
+        if self.max_depth > D:
+            raise ValueError(f"tree of depth {self.max_depth} does not fit in a heap of depth {D}")
+        nb = 2**D - 1
+        feature = np.full(nb, PASS_THROUGH, np.intp)
+        threshold = np.zeros(nb)
+        value = np.zeros((2**D, self.value.shape[1]))
+        coef = np.zeros((nb, self.n_features)) if self.split_coef is not None else None
+        stack = [(0, 1)]
+        while stack:
+            node, h = stack.pop()
+            if self.is_leaf[node]:
+                lvl = int(np.floor(np.log2(h)))
+                span = 2 ** (D - lvl)
+                first = h * span  # leftmost heap leaf below h
+                value[first - 2**D : first - 2**D + span] = self.value[node]
+                continue
+            feature[h - 1] = self.feature[node]
+            threshold[h - 1] = self.threshold[node]
+            if coef is not None and self.feature[node] == OBLIQUE:
+                coef[h - 1] = self.split_coef[node]
+            stack.append((self.children_left[node], 2 * h))
+            stack.append((self.children_right[node], 2 * h + 1))
+        return HeapTree(D, feature, threshold, value, coef)
+
+    @classmethod
+    def from_heap(cls, heap: HeapTree, n_features: int, task: str = "classification") -> "Tree":
+        """Compact tree from a heap layout: pass-through nodes are replaced by their right subtree.
+
+        Node statistics other than leaf ``value`` are zero (internal values are the
+        sums of their leaves for classification); use :meth:`fill_statistics` to
+        recompute them from data.
+        """
+        D = heap.depth
+        left, right, feat, thr, vals, coefs = [], [], [], [], [], []
+
+        def new_node():
+            left.append(TREE_LEAF), right.append(TREE_LEAF), feat.append(LEAF_FEATURE)
+            thr.append(np.nan), vals.append(None), coefs.append(None)
+            return len(left) - 1
+
+        root = new_node()
+        stack = [(root, 1)]
+        order = []
+        while stack:
+            node, h = stack.pop()
+            while h <= heap.n_branch and heap.feature[h - 1] == PASS_THROUGH:
+                h = 2 * h + 1
+            if h > heap.n_branch:
+                vals[node] = heap.value[h - 2**D]
+                continue
+            feat[node], thr[node] = int(heap.feature[h - 1]), float(heap.threshold[h - 1])
+            if heap.feature[h - 1] == OBLIQUE:
+                coefs[node] = heap.split_coef[h - 1]
+            l, r = new_node(), new_node()
+            left[node], right[node] = l, r
+            order.append(node)
+            stack.append((r, 2 * h + 1))
+            stack.append((l, 2 * h))
+        nv = heap.value.shape[1]
+        value = np.zeros((len(left), nv))
+        for i, v in enumerate(vals):
+            if v is not None:
+                value[i] = v
+        if task == "classification":
+            for node in reversed(order):  # children after parents in `order`
+                value[node] = value[left[node]] + value[right[node]]
+        split_coef = None
+        if any(c is not None for c in coefs):
+            split_coef = np.zeros((len(left), n_features))
+            for i, c in enumerate(coefs):
+                if c is not None:
+                    split_coef[i] = c
+        return cls(left, right, feat, thr, value, n_features=n_features, task=task, split_coef=split_coef)
