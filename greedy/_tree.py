@@ -558,23 +558,23 @@ class Tree:
     def from_heap(cls, heap: HeapTree, n_features: int, task: str = "classification") -> "Tree":
         """Compact tree from a heap layout: pass-through nodes are replaced by their right subtree.
 
+        Nodes are numbered in depth-first preorder (scikit-learn's order).
+
         Node statistics other than leaf ``value`` are zero (internal values are the
         sums of their leaves for classification); use :meth:`fill_statistics` to
         recompute them from data.
         """
         D = heap.depth
         left, right, feat, thr, vals, coefs = [], [], [], [], [], []
-
-        def new_node():
+        parents = []  # (node, heap index) of split nodes, in creation (preorder) order
+        stack = [(-1, False, 1)]  # (parent id, is left child, heap index)
+        while stack:
+            parent, is_left, h = stack.pop()
+            node = len(left)
             left.append(TREE_LEAF), right.append(TREE_LEAF), feat.append(LEAF_FEATURE)
             thr.append(np.nan), vals.append(None), coefs.append(None)
-            return len(left) - 1
-
-        root = new_node()
-        stack = [(root, 1)]
-        order = []
-        while stack:
-            node, h = stack.pop()
+            if parent >= 0:
+                (left if is_left else right)[parent] = node
             while h <= heap.n_branch and heap.feature[h - 1] == PASS_THROUGH:
                 h = 2 * h + 1
             if h > heap.n_branch:
@@ -583,11 +583,10 @@ class Tree:
             feat[node], thr[node] = int(heap.feature[h - 1]), float(heap.threshold[h - 1])
             if heap.feature[h - 1] == OBLIQUE:
                 coefs[node] = heap.split_coef[h - 1]
-            l, r = new_node(), new_node()
-            left[node], right[node] = l, r
-            order.append(node)
-            stack.append((r, 2 * h + 1))
-            stack.append((l, 2 * h))
+            parents.append(node)
+            stack.append((node, False, 2 * h + 1))
+            stack.append((node, True, 2 * h))
+        order = parents
         nv = heap.value.shape[1]
         value = np.zeros((len(left), nv))
         for i, v in enumerate(vals):
