@@ -1,0 +1,139 @@
+"""Command line: ``python -m experiments {run,summarize,plot,list,quick}``.
+
+Exit codes: 0 success; 1 the grid finished but some runs failed (their records
+hold the error; ``--resume`` retries them); 2 a config or usage error (nothing ran).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import config as _config
+from . import methods as _methods
+from . import runner as _runner
+
+QUICK_CONFIG = Path(__file__).resolve().parent / "configs" / "quick.toml"
+QUICK_OUT = Path("results") / "quick"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments", description="Greedy vs optimal decision trees: reproducible experiment grids."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run a config's grid, one record per run in DIR/runs")
+    run.add_argument("config", type=Path, help="TOML config (see experiments/configs/)")
+    run.add_argument("--out", type=Path, required=True, help="results directory")
+    _add_execution_args(run, default_jobs=1)
+    run.add_argument("--resume", action="store_true", help="continue in an existing DIR: skip done runs, retry failed")
+
+    quick = sub.add_parser("quick", help=f"run {QUICK_CONFIG.name} into {QUICK_OUT} (resuming) and print the summary")
+    quick.add_argument("--out", type=Path, default=QUICK_OUT, help=f"results directory (default {QUICK_OUT})")
+    _add_execution_args(quick, default_jobs=2)
+
+    summarize = sub.add_parser("summarize", help="runs table (CSV/Parquet) and markdown report of DIR")
+    summarize.add_argument("dir", type=Path)
+
+    plot = sub.add_parser("plot", help="PNG figures of DIR (into DIR/plots)")
+    plot.add_argument("dir", type=Path)
+    plot.add_argument("--plots-dir", type=Path, default=None, help="where to write the PNGs (default DIR/plots)")
+
+    sub.add_parser("list", help="available datasets and methods")
+    return parser
+
+
+def _add_execution_args(p: argparse.ArgumentParser, default_jobs: int) -> None:
+    p.add_argument("--n-jobs", type=int, default=default_jobs, help=f"parallel runs (default {default_jobs})")
+    p.add_argument("--backend", choices=_runner.BACKENDS, default="loky", help="joblib backend (default loky)")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address, with --backend dask")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--no-summary", action="store_true", help="do not print the summary at the end")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args.config, args.out, args, resume=args.resume)
+        if args.command == "quick":
+            return _run(QUICK_CONFIG, args.out, args, resume=True)
+        if args.command == "summarize":
+            return _summarize(args.dir)
+        if args.command == "plot":
+            return _plot(args.dir, args.plots_dir)
+        return _list()
+    except (_config.ConfigError, _runner.HarnessError) as exc:
+        print(str(exc) if isinstance(exc, _config.ConfigError) else f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(config_path: Path, out_dir: Path, args, *, resume: bool) -> int:
+    experiment = _config.load(config_path)
+    outcome = _runner.run_grid(
+        experiment,
+        out_dir,
+        n_jobs=args.n_jobs,
+        backend=args.backend,
+        scheduler=args.scheduler,
+        resume=resume,
+        progress=not args.quiet,
+    )
+    if not args.quiet:
+        print(
+            f"{outcome.done} done, {outcome.failed} failed, {outcome.skipped} skipped (already done) "
+            f"of {outcome.total} runs",
+            file=sys.stderr,
+        )
+    if not args.no_summary:
+        _summarize(out_dir)
+    if outcome.failed:
+        print(f"{outcome.failed} run(s) failed; their errors are in the records. Re-run with --resume to retry.",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _summarize(out_dir: Path) -> int:
+    from . import report
+
+    if not out_dir.is_dir():
+        raise _runner.HarnessError(f"no results directory {out_dir}")
+    text, written = report.summarize(out_dir)
+    print(text)
+    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    return 0
+
+
+def _plot(out_dir: Path, plots_dir: Path | None) -> int:
+    from . import plots
+
+    if not out_dir.is_dir():
+        raise _runner.HarnessError(f"no results directory {out_dir}")
+    written = plots.plot_all(out_dir, plots_dir)
+    for p in written:
+        print(p)
+    return 0
+
+
+def _list() -> int:
+    print("datasets (name: samples x features, task, description):")
+    for name in _runner.dataset_names():
+        try:
+            X, y, info = _runner.load_dataset(name, {})
+        except (TypeError, ValueError):  # needs parameters (e.g. a path)
+            print(f"  {name}")
+            continue
+        description = info.get("description", "") if isinstance(info, dict) else ""
+        print(f"  {name:14s} {X.shape[0]:5d} x {X.shape[1]:<3d} {_runner.dataset_task(info, y):14s} {description}")
+    print("\nmethods (name, kind, task; parameters with type and default):")
+    for name in sorted(_methods.METHODS):
+        m = _methods.METHODS[name]
+        print(f"  {name:14s} {m.kind:6s} {m.task:14s} {m.description}")
+        for pname, p in m.params.items():
+            extra = f" one of {', '.join(map(str, p.choices))}" if p.choices else ""
+            default = "unset" if p.default is None else repr(p.default)
+            print(f"      {pname:18s} {p.type.__name__:5s} default {default}{extra}{'  - ' + p.doc if p.doc else ''}")
+    return 0

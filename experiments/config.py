@@ -1,0 +1,433 @@
+"""Experiment configs (TOML): validation and expansion into runs with stable ids.
+
+Layout of a config file::
+
+    name = "quick"                  # optional, default: the file name
+    description = "..."             # optional
+    depths = [1, 2, 3]              # tree depths (>= 1)
+    seeds = [0, 1, 2]               # one run per seed: the split and the estimator's random_state
+    plugins = []                    # optional: modules to import that register extra methods
+
+    [split]                         # optional
+    test_size = 0.25                # fraction held out for testing (0: no test set)
+    validation_size = 0.0           # > 0: train/validation/test; methods with `tune` pick
+                                    # their parameters on validation, then refit on train+validation
+    stratify = true                 # stratified splits for classification
+
+    [[datasets]]
+    name = "xor"                    # optitree.datasets.load(name, **params); see `python -m experiments list`
+    label = "xor"                   # optional display name
+    params = { n_samples = 64 }     # optional, passed to the loader
+    grid = { noise = [0.0, 0.1] }   # optional: one dataset variant per combination
+    test_params = { subset = "test" }  # optional: the test set is loaded with params | test_params
+                                    # (e.g. MONK's official split) instead of being split off
+
+    [[methods]]
+    name = "flow"                   # a registered method
+    label = "flow"                  # optional display name
+    params = { time_limit = 10.0 }  # fixed parameters (type-checked)
+    grid = { start = ["cold", "cart"] }  # one method variant per combination
+    tune = { alpha = [0.0, 0.01] }  # tuned on the validation set inside each run
+
+A **run** is one (dataset variant, method variant, depth, seed). Its id is a hash
+of its canonical identity: dataset name and params, method name and *complete*
+params (defaults filled in), tuning grid, depth, seed and split settings, as JSON
+with sorted keys and canonical numbers (``2.0`` and ``2`` are the same; floats
+otherwise by their shortest repr). Labels, descriptions and the order of entries
+in the file do not enter the id, so reordering datasets or methods, or adding
+entries, keeps the ids of existing runs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib
+import itertools
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import methods as _methods
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+TOP_KEYS = ("name", "description", "depths", "seeds", "plugins", "split", "datasets", "methods")
+SPLIT_KEYS = ("test_size", "validation_size", "stratify")
+DATASET_KEYS = ("name", "label", "params", "grid", "test_params")
+METHOD_KEYS = ("name", "label", "params", "grid", "tune")
+ID_LENGTH = 16
+
+
+class ConfigError(ValueError):
+    """A malformed config; ``str()`` reads ``config error: <where>: <what>``."""
+
+    def __init__(self, where: str, message: str):
+        self.where = where
+        self.message = message
+        super().__init__(f"config error: {where}: {message}" if where else f"config error: {message}")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a grid.
+
+    ``identity`` is exactly what the run id hashes; ``dataset_label`` and
+    ``method_label`` are for display; ``plugins`` must be imported by whoever
+    executes the run (a fresh worker process knows only the built-in methods).
+    """
+
+    run_id: str
+    identity: dict
+    dataset_label: str
+    method_label: str
+    plugins: tuple[str, ...] = ()
+
+    @property
+    def dataset(self) -> dict:
+        return self.identity["dataset"]
+
+    @property
+    def method(self) -> dict:
+        return self.identity["method"]
+
+    @property
+    def depth(self) -> int:
+        return self.identity["depth"]
+
+    @property
+    def seed(self) -> int:
+        return self.identity["seed"]
+
+    @property
+    def split(self) -> dict:
+        return self.identity["split"]
+
+    def describe(self) -> str:
+        return f"{self.dataset_label} d={self.depth} {self.method_label} seed={self.seed}"
+
+
+@dataclass
+class Experiment:
+    """A validated config: its runs, in file order (datasets, methods, depths, seeds)."""
+
+    name: str
+    description: str
+    runs: list[RunSpec]
+    source: str = ""
+    plugins: tuple[str, ...] = field(default_factory=tuple)
+
+
+# ---------------------------------------------------------------------------- canonical ids
+def canonical(obj: Any) -> Any:
+    """JSON-ready canonical form: integral floats become ints, dict keys sorted on dump."""
+    if isinstance(obj, Mapping):
+        return {str(k): canonical(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [canonical(v) for v in obj]
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            raise ValueError(f"non-finite number {obj!r} in a run config")
+        return int(obj) if obj.is_integer() else obj
+    return obj
+
+
+def run_id(identity: Mapping) -> str:
+    """Hash of the canonical JSON of a run's identity (sorted keys, canonical numbers)."""
+    text = json.dumps(canonical(identity), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:ID_LENGTH]
+
+
+# ---------------------------------------------------------------------------- loading
+def load(path: str | Path) -> Experiment:
+    """Read and validate a TOML config; raise :class:`ConfigError` on any problem."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError("", f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), f"invalid TOML: {exc}") from None
+    return from_dict(data, default_name=path.stem, source=text)
+
+
+def from_dict(data: Mapping, *, default_name: str = "experiment", source: str = "") -> Experiment:
+    """Validate a parsed config and expand it into runs."""
+    _check_keys(data, TOP_KEYS, "")
+    name = _typed(data, "name", str, "", default_name)
+    description = _typed(data, "description", str, "", "")
+    plugins = tuple(_list_of(data, "plugins", str, "", default=[]))
+    for i, module in enumerate(plugins):
+        import_plugin(module, where=f"plugins[{i}]")
+    depths = _list_of(data, "depths", int, "", minimum=1)
+    seeds = _list_of(data, "seeds", int, "", minimum=0)
+    split = _parse_split(data.get("split", {}))
+
+    dataset_entries = _entries(data, "datasets")
+    method_entries = _entries(data, "methods")
+    datasets = [v for i, e in enumerate(dataset_entries) for v in _dataset_variants(e, f"datasets[{i}]", split)]
+    methods = [v for i, e in enumerate(method_entries) for v in _method_variants(e, f"methods[{i}]", split)]
+    _check_unique(datasets, "datasets")
+    _check_unique(methods, "methods")
+
+    for d in datasets:
+        for m in methods:
+            if m["task"] != d["task"]:
+                raise ConfigError(
+                    m["where"],
+                    f"method {m['identity']['name']!r} is for {m['task']} but dataset "
+                    f"{d['label']!r} ({d['where']}) is a {d['task']} dataset",
+                )
+
+    runs = []
+    for d, m, depth, seed in itertools.product(datasets, methods, depths, seeds):
+        identity = {"dataset": d["identity"], "method": m["identity"], "depth": depth, "seed": seed, "split": split}
+        runs.append(RunSpec(run_id(identity), identity, d["label"], m["label"], plugins))
+    return Experiment(name, description, runs, source, plugins)
+
+
+def import_plugin(module: str, where: str = "plugins") -> None:
+    """Import a plugin module (which registers methods); a clear ConfigError when it fails."""
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # any failure inside the plugin is a config problem for the user
+        raise ConfigError(where, f"cannot import plugin {module!r}: {type(exc).__name__}: {exc}") from None
+
+
+# ---------------------------------------------------------------------------- sections
+def _parse_split(split: Any) -> dict:
+    if not isinstance(split, Mapping):
+        raise ConfigError("split", f"expected a table, got {type(split).__name__}")
+    _check_keys(split, SPLIT_KEYS, "split")
+    test_size = _fraction(split, "test_size", "split", 0.25)
+    validation_size = _fraction(split, "validation_size", "split", 0.0)
+    if test_size + validation_size >= 1.0:
+        raise ConfigError("split", f"test_size + validation_size must be < 1, got {test_size + validation_size:g}")
+    stratify = _typed(split, "stratify", bool, "split", True)
+    return {"test_size": test_size, "validation_size": validation_size, "stratify": stratify}
+
+
+def _dataset_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
+    from . import runner
+
+    _check_keys(entry, DATASET_KEYS, where)
+    name = _typed(entry, "name", str, where, None)
+    known = runner.dataset_names()
+    if name not in known:
+        raise ConfigError(f"{where}.name", f"unknown dataset {name!r}{_suggest(name, known)} (known: {', '.join(known)})")
+    label = _typed(entry, "label", str, where, name)
+    params = _table(entry, "params", where)
+    grid = _grid(entry, "grid", where)
+    test_params = _table(entry, "test_params", where) if "test_params" in entry else None
+    _check_disjoint(params, grid, f"{where}.grid")
+    variants = []
+    for combo in _product(grid):
+        full = {**params, **combo}
+        vwhere = where + _suffix(combo)
+        task, n_features = _probe_dataset(name, full, vwhere)
+        if test_params is not None:
+            test_task, test_features = _probe_dataset(name, {**full, **test_params}, f"{vwhere}.test_params")
+            if test_features != n_features:
+                raise ConfigError(
+                    f"{where}.test_params", f"test set has {test_features} features, training set {n_features}"
+                )
+        identity = {"name": name, "params": full}
+        if test_params is not None:
+            identity["test_params"] = test_params
+        variants.append({"identity": identity, "label": label + _suffix(combo), "task": task, "where": vwhere})
+    return variants
+
+
+def _probe_dataset(name: str, params: dict, where: str) -> tuple[str, int]:
+    """Load the dataset once to check its parameters; returns (task, n_features)."""
+    from . import runner
+
+    try:
+        X, y, info = runner.load_dataset(name, params)
+    except (TypeError, ValueError, KeyError, OSError) as exc:
+        raise ConfigError(f"{where}.params", f"dataset {name!r} rejects {params}: {exc}") from None
+    return runner.dataset_task(info, y), X.shape[1]
+
+
+def _method_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
+    _check_keys(entry, METHOD_KEYS, where)
+    name = _typed(entry, "name", str, where, None)
+    if name not in _methods.METHODS:
+        known = sorted(_methods.METHODS)
+        raise ConfigError(f"{where}.name", f"unknown method {name!r}{_suggest(name, known)} (known: {', '.join(known)})")
+    method = _methods.METHODS[name]
+    label = _typed(entry, "label", str, where, name)
+    params = _method_params(method, _table(entry, "params", where), f"{where}.params")
+    grid = {
+        k: [_method_param(method, k, v, f"{where}.grid.{k}[{j}]") for j, v in enumerate(values)]
+        for k, values in _grid(entry, "grid", where).items()
+    }
+    tune = {
+        k: [_method_param(method, k, v, f"{where}.tune.{k}[{j}]") for j, v in enumerate(values)]
+        for k, values in _grid(entry, "tune", where).items()
+    }
+    _check_disjoint(params, grid, f"{where}.grid")
+    _check_disjoint(params, tune, f"{where}.tune")
+    _check_disjoint(grid, tune, f"{where}.tune")
+    if tune and split["validation_size"] <= 0:
+        raise ConfigError(f"{where}.tune", "tuning needs a validation set: set split.validation_size > 0")
+    variants = []
+    for combo in _product(grid):
+        full = {**method.defaults(), **params, **combo}
+        identity = {"name": name, "params": full}
+        if tune:
+            identity["tune"] = tune
+        variants.append(
+            {"identity": identity, "label": label + _suffix(combo), "task": method.task, "where": where + _suffix(combo)}
+        )
+    return variants
+
+
+def _method_params(method: _methods.Method, params: Mapping, where: str) -> dict:
+    return {k: _method_param(method, k, v, f"{where}.{k}") for k, v in params.items()}
+
+
+def _method_param(method: _methods.Method, key: str, value: Any, where: str) -> Any:
+    if key not in method.params:
+        known = sorted(method.params)
+        raise ConfigError(
+            where, f"unknown parameter {key!r} for method {method.name!r}{_suggest(key, known)} (known: {', '.join(known)})"
+        )
+    try:
+        return method.params[key].coerce(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(where, str(exc)) from None
+
+
+# ---------------------------------------------------------------------------- helpers
+def _entries(data: Mapping, key: str) -> list[Mapping]:
+    entries = data.get(key)
+    if entries is None:
+        raise ConfigError(key, f"missing: add at least one [[{key}]] table")
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(key, f"expected a non-empty array of tables ([[{key}]]), got {entries!r}")
+    for i, e in enumerate(entries):
+        if not isinstance(e, Mapping):
+            raise ConfigError(f"{key}[{i}]", f"expected a table, got {type(e).__name__} {e!r}")
+    return entries
+
+
+def _check_keys(table: Mapping, allowed: tuple[str, ...], where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            path = f"{where}.{key}" if where else key
+            raise ConfigError(path, f"unknown key{_suggest(key, allowed)} (allowed: {', '.join(allowed)})")
+
+
+def _suggest(word: str, options) -> str:
+    close = difflib.get_close_matches(str(word), list(options), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _typed(table: Mapping, key: str, typ: type, where: str, default: Any) -> Any:
+    path = f"{where}.{key}" if where else key
+    if key not in table:
+        if default is None:
+            raise ConfigError(path, "missing")
+        return default
+    value = table[key]
+    if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
+        raise ConfigError(path, f"expected {typ.__name__}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _fraction(table: Mapping, key: str, where: str, default: float) -> float:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+        raise ConfigError(f"{where}.{key}", f"expected a number in [0, 1), got {value!r}")
+    return float(value)
+
+
+def _list_of(table: Mapping, key: str, typ: type, where: str, *, minimum=None, default=None) -> list:
+    path = f"{where}.{key}" if where else key
+    if key not in table:
+        if default is None:
+            raise ConfigError(path, "missing")
+        return default
+    values = table[key]
+    if not isinstance(values, list) or not values and default is None:
+        raise ConfigError(path, f"expected a non-empty list, got {values!r}")
+    for j, v in enumerate(values):
+        if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+            raise ConfigError(f"{path}[{j}]", f"expected {typ.__name__}, got {type(v).__name__} {v!r}")
+        if minimum is not None and v < minimum:
+            raise ConfigError(f"{path}[{j}]", f"must be >= {minimum}, got {v!r}")
+    if len(set(values)) != len(values):
+        raise ConfigError(path, f"duplicate values in {values!r}")
+    return list(values)
+
+
+def _table(entry: Mapping, key: str, where: str) -> dict:
+    value = entry.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}.{key}", f"expected a table, got {type(value).__name__} {value!r}")
+    for k, v in value.items():
+        _check_plain(v, f"{where}.{key}.{k}")
+    return dict(value)
+
+
+def _check_plain(value: Any, where: str) -> None:
+    """Only TOML strings, numbers, booleans and arrays/tables of them (no dates)."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _check_plain(v, f"{where}.{k}")
+    elif isinstance(value, list):
+        for j, v in enumerate(value):
+            _check_plain(v, f"{where}[{j}]")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(where, f"expected a finite number, got {value!r}")
+    elif not isinstance(value, (str, int, float, bool)):
+        raise ConfigError(where, f"unsupported value {value!r} ({type(value).__name__})")
+
+
+def _grid(entry: Mapping, key: str, where: str) -> dict:
+    grid = _table(entry, key, where)
+    for k, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"{where}.{key}.{k}", f"expected a non-empty list of values, got {values!r}")
+        if len({json.dumps(canonical(v), sort_keys=True) for v in values}) != len(values):
+            raise ConfigError(f"{where}.{key}.{k}", f"duplicate values in {values!r}")
+    return grid
+
+
+def _check_disjoint(a: Mapping, b: Mapping, where: str) -> None:
+    both = sorted(set(a) & set(b))
+    if both:
+        raise ConfigError(where, f"{', '.join(both)} set in more than one of params/grid/tune")
+
+
+def _product(grid: Mapping) -> list[dict]:
+    keys = list(grid)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
+
+
+def _suffix(combo: Mapping) -> str:
+    return "[" + ",".join(f"{k}={v}" for k, v in combo.items()) + "]" if combo else ""
+
+
+def _check_unique(variants: list[dict], section: str) -> None:
+    seen_ids: dict[str, str] = {}
+    seen_labels: dict[str, str] = {}
+    for v in variants:
+        key = run_id(v["identity"])
+        if key in seen_ids:
+            raise ConfigError(v["where"], f"same {section[:-1]} and parameters as {seen_ids[key]}")
+        if v["label"] in seen_labels:
+            raise ConfigError(
+                v["where"], f"label {v['label']!r} already used by {seen_labels[v['label']]}: give a distinct `label`"
+            )
+        seen_ids[key] = v["where"]
+        seen_labels[v["label"]] = v["where"]

@@ -1,0 +1,209 @@
+"""The method registry: every tree learner the harness can run, with its typed parameters.
+
+A :class:`Method` knows its parameters (type, default, allowed values) so that a
+config is validated before any run starts, and so that run ids are computed from
+*complete* parameter sets (a parameter left at its default and the same value
+written out give the same run id).
+
+Adding a method::
+
+    register(Method(
+        name="oct-h", kind="mip", task="classification",
+        description="OCT with hyperplane splits",
+        params={**MIP_PARAMS, "mu": Param(float, 0.005, minimum=0.0)},
+        factory=lambda p, depth, seed: OptimalTreeClassifier(formulation="oct-h", **_mip_kwargs(p, depth, seed)),
+    ))
+
+A config may also list ``plugins = ["my_module"]``: modules imported (in the main
+process and in every worker) before the config is validated, so they can
+``register`` methods without editing this file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+KINDS = ("greedy", "mip")
+TASKS = ("classification", "regression")
+START_CHOICES = ("cold", "cart")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One method parameter as it may appear in a config.
+
+    ``type`` is ``int``, ``float``, ``bool`` or ``str``; an int is accepted where a
+    float is expected (and stored as a float). ``default=None`` means "not set"
+    (TOML has no null, so such a parameter is simply omitted from the config).
+    """
+
+    type: type
+    default: Any
+    choices: tuple | None = None
+    minimum: float | None = None
+    doc: str = ""
+
+    def coerce(self, value: Any) -> Any:
+        """Return ``value`` converted to this parameter's type; raise ValueError/TypeError naming the problem."""
+        if self.type is bool:
+            if not isinstance(value, bool):
+                raise TypeError(f"expected a boolean, got {type(value).__name__} {value!r}")
+        elif self.type is int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"expected an integer, got {type(value).__name__} {value!r}")
+        elif self.type is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"expected a number, got {type(value).__name__} {value!r}")
+            value = float(value)
+            if value != value or value in (float("inf"), float("-inf")):
+                raise ValueError(f"expected a finite number, got {value!r}")
+        elif self.type is str:
+            if not isinstance(value, str):
+                raise TypeError(f"expected a string, got {type(value).__name__} {value!r}")
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(f"{value!r} is not one of {', '.join(map(repr, self.choices))}")
+        if self.minimum is not None and value < self.minimum:
+            raise ValueError(f"must be >= {self.minimum}, got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered learner.
+
+    Parameters
+    ----------
+    name : str
+        Registry key used in configs.
+    kind : {"greedy", "mip"}
+        MIP methods report a solver result (``estimator.result_``).
+    task : {"classification", "regression"}
+    description : str
+    params : mapping of str to Param
+        Everything a config may set for this method.
+    factory : callable ``(params, depth, seed) -> estimator``
+        Builds an unfitted scikit-learn style estimator; ``params`` is complete
+        (defaults filled in) and already type-checked.
+    tree_of : callable ``estimator -> greedy.Tree``, optional
+        Extracts the fitted tree; default ``estimator.tree_``.
+    """
+
+    name: str
+    kind: str
+    task: str
+    description: str
+    params: Mapping[str, Param]
+    factory: Callable[[dict, int, int], Any]
+    tree_of: Callable[[Any], Any] = field(default=lambda est: est.tree_)
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"method {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        if self.task not in TASKS:
+            raise ValueError(f"method {self.name!r}: task must be one of {TASKS}, got {self.task!r}")
+
+    def defaults(self) -> dict:
+        """Default values of the parameters that have one (None defaults are left out)."""
+        return {k: p.default for k, p in self.params.items() if p.default is not None}
+
+    def make(self, params: Mapping, depth: int, seed: int):
+        """An unfitted estimator for complete, validated ``params``."""
+        return self.factory(dict(params), depth, seed)
+
+
+METHODS: dict[str, Method] = {}
+
+
+def register(method: Method, *, replace: bool = False) -> Method:
+    """Add ``method`` to the registry (``replace=True`` to redefine an existing name)."""
+    if method.name in METHODS and not replace:
+        raise ValueError(f"a method named {method.name!r} is already registered")
+    METHODS[method.name] = method
+    return method
+
+
+def get(name: str) -> Method:
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r} (known: {', '.join(sorted(METHODS))})") from None
+
+
+# ---------------------------------------------------------------------------- built-in methods
+GREEDY_PARAMS = {
+    "criterion": Param(str, "gini", choices=("gini", "entropy"), doc="impurity criterion"),
+    "min_samples_leaf": Param(int, 1, minimum=1),
+    "min_samples_split": Param(int, 2, minimum=2),
+    "ccp_alpha": Param(float, 0.0, minimum=0.0, doc="cost-complexity pruning"),
+}
+
+MIP_PARAMS = {
+    "start": Param(str, "cart", choices=START_CHOICES, doc="'cold' (no MIP start) or 'cart' (greedy CART start)"),
+    "alpha": Param(float, 0.0, minimum=0.0, doc="complexity penalty per split"),
+    "min_samples_leaf": Param(int, 1, minimum=1),
+    "max_thresholds": Param(int, None, minimum=1, doc="candidate thresholds per feature (default: all)"),
+    "time_limit": Param(float, 60.0, minimum=0.0, doc="solver time limit, seconds"),
+    "node_limit": Param(int, None, minimum=0, doc="branch-and-bound node limit"),
+    "rel_gap": Param(float, 0.0, minimum=0.0, doc="relative MIP gap at which to stop"),
+    "threads": Param(int, 1, minimum=1, doc="solver threads (forced to 1 under a parallel backend)"),
+    "solver": Param(str, "highs", doc="'highs' or 'pyomo:<solver>'"),
+}
+
+
+def _cart_classifier(params: dict, depth: int, seed: int):
+    from greedy import CARTClassifier
+
+    return CARTClassifier(max_depth=depth, random_state=seed, **params)
+
+
+def _sklearn_classifier(params: dict, depth: int, seed: int):
+    from sklearn.tree import DecisionTreeClassifier
+
+    return DecisionTreeClassifier(max_depth=depth, random_state=seed, **params)
+
+
+def _sklearn_tree(estimator):
+    from greedy import Tree
+
+    return Tree.from_sklearn(estimator)
+
+
+def _mip_kwargs(params: dict, depth: int, seed: int) -> dict:
+    """OptimalTreeClassifier keyword arguments from harness parameters (``start`` -> ``init``)."""
+    kwargs = dict(params)
+    start = kwargs.pop("start")
+    return {**kwargs, "max_depth": depth, "random_state": seed, "init": None if start == "cold" else start}
+
+
+def _optimal_classifier(formulation: str) -> Callable[[dict, int, int], Any]:
+    def factory(params: dict, depth: int, seed: int):
+        from optitree import OptimalTreeClassifier
+
+        return OptimalTreeClassifier(formulation=formulation, **_mip_kwargs(params, depth, seed))
+
+    return factory
+
+
+register(Method("cart", "greedy", "classification", "greedy CART (greedy.CARTClassifier)", GREEDY_PARAMS, _cart_classifier))
+register(
+    Method(
+        "sklearn-cart",
+        "greedy",
+        "classification",
+        "scikit-learn DecisionTreeClassifier",
+        {**GREEDY_PARAMS, "criterion": Param(str, "gini", choices=("gini", "entropy", "log_loss"))},
+        _sklearn_classifier,
+        tree_of=_sklearn_tree,
+    )
+)
+register(
+    Method(
+        "oct", "mip", "classification", "OCT big-M MIP (Bertsimas & Dunn 2017)", MIP_PARAMS, _optimal_classifier("oct")
+    )
+)
+register(
+    Method(
+        "flow", "mip", "classification", "FlowOCT MIP (Aghaei et al. 2025)", MIP_PARAMS, _optimal_classifier("flow")
+    )
+)
