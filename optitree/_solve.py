@@ -483,6 +483,400 @@ def solve_highs(
     return result, x
 
 
+# ---------------------------------------------------------------------- Pyomo
+# MIP solvers probed by available_pyomo_solvers() (to list alternatives in errors).
+_PYOMO_CANDIDATES = (
+    "appsi_highs", "highs", "appsi_cbc", "cbc", "glpk", "appsi_gurobi", "gurobi_direct",
+    "gurobi", "appsi_cplex", "cplex", "scip", "xpress",
+)
+_HIGHS_NODES_LOG = re.compile(r"^\s*Nodes\s+(\d+)\s*$", re.MULTILINE)
+
+
+def available_pyomo_solvers(candidates=_PYOMO_CANDIDATES) -> list[str]:
+    """Names among ``candidates`` that Pyomo can run on this machine."""
+    return [name for name in candidates if _pyomo_solver(name, probe=True) is not None]
+
+
+def _pyomo_solver(name, probe=False):
+    """(interface, solver) for a Pyomo solver name; None if unavailable and ``probe``.
+
+    interface is "appsi" (``appsi_<x>``: native APPSI object), "contrib" (Pyomo's new
+    solver interface, e.g. ``highs``) or "legacy" (``pyomo.opt.SolverFactory``).
+    """
+    import logging
+
+    import pyomo.environ  # noqa: F401  (registers the solver plugins)
+    from pyomo.contrib.appsi.base import SolverFactory as AppsiFactory
+    from pyomo.contrib.solver.common.factory import SolverFactory as ContribFactory
+    from pyomo.opt import SolverFactory as LegacyFactory
+
+    solver = None
+    quiet = logging.getLogger("pyomo")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)  # legacy factory logs a warning for unknown names
+    try:
+        if name.startswith("appsi_") and name[6:] in AppsiFactory:
+            interface, solver = "appsi", AppsiFactory(name[6:])
+            ok = bool(solver.available())
+        elif name in ContribFactory:
+            interface, solver = "contrib", ContribFactory(name)
+            ok = bool(solver.available())
+        elif name in LegacyFactory:
+            interface, solver = "legacy", LegacyFactory(name)
+            ok = bool(solver.available(exception_flag=False))
+        else:
+            ok = False
+    except Exception:  # a broken plugin is as good as a missing one
+        ok = False
+    finally:
+        quiet.setLevel(level)
+    if ok:
+        return interface, solver
+    if probe:
+        return None
+    alternatives = available_pyomo_solvers()
+    raise ValueError(
+        f"Pyomo solver {name!r} is not available (not installed or not registered). "
+        f"Available MIP solvers here: {alternatives or 'none'}."
+    )
+
+
+class _LogCapture:
+    """A private logging.Logger that keeps the solver log text (APPSI writes its log there)."""
+
+    def __init__(self):
+        import logging
+
+        self.lines = []
+        self.logger = logging.getLogger(f"optitree.solver_log.{id(self)}")
+        self.logger.setLevel(logging.DEBUG)
+        self.logger.propagate = False
+        handler = logging.Handler()
+        handler.emit = lambda record: self.lines.append(record.getMessage())
+        self.logger.handlers = [handler]
+
+    @property
+    def text(self):
+        return "\n".join(self.lines)
+
+
+def _complete_start(spec, start, options):
+    """Complete a (discrete) sparse start into a full solution with HiGHS.
+
+    The start columns are fixed and the rest of the model is solved (an LP when every
+    integer column is fixed).  Returns the full vector, or None if no completion exists.
+    """
+    idx = np.fromiter(start.keys(), dtype=np.int64, count=len(start))
+    val = np.fromiter(start.values(), dtype=np.float64, count=len(start))
+    if idx.size and (idx.min() < 0 or idx.max() >= spec.n_cols):
+        raise ValueError(f"start refers to columns outside [0, {spec.n_cols})")
+    h = spec.to_highs()
+    h.changeColsBounds(len(idx), idx.astype(np.int32), val, val)
+    sub_options = SolveOptions(
+        time_limit=options.time_limit, rel_gap=1.0, threads=options.threads,
+        random_seed=options.random_seed,
+    )
+    result, x = solve_highs(h, sub_options)
+    return x if result.has_solution else None
+
+
+def _relative_gap(objective, bound):
+    """HiGHS's definition: |objective - bound| / max(1, |objective|)."""
+    if objective is None or bound is None:
+        return None
+    return abs(objective - bound) / max(1.0, abs(objective))
+
+
+def _run_appsi(solver, model, options, warmstart, log, solver_options):
+    from pyomo.contrib.appsi.base import TerminationCondition as TC
+
+    cfg = solver.config
+    cfg.load_solution = False
+    cfg.stream_solver = bool(options.verbose)
+    cfg.time_limit = options.time_limit
+    cfg.mip_gap = float(options.rel_gap)
+    if "warmstart" in cfg:
+        cfg.warmstart = warmstart
+    if "solver_output_logger" in cfg:
+        cfg.solver_output_logger = log.logger
+    passed = {"time_limit", "rel_gap"}
+    if hasattr(solver, "highs_options"):
+        solver.highs_options = {
+            "threads": int(options.threads),
+            "random_seed": int(options.random_seed),
+            "mip_max_nodes": 2**31 - 1 if options.node_limit is None else int(options.node_limit),
+        }
+        passed |= {"threads", "random_seed", "node_limit"}
+    if solver_options:
+        for attr in ("highs_options", "gurobi_options", "cplex_options", "cbc_options", "ipopt_options"):
+            if hasattr(solver, attr):
+                setattr(solver, attr, {**getattr(solver, attr), **solver_options})
+                break
+        else:
+            raise ValueError(f"solver {solver.__class__.__name__} takes no solver_options")
+    res = solver.solve(model)
+    tc = res.termination_condition
+    kind = {
+        TC.optimal: "optimal", TC.maxTimeLimit: "time_limit", TC.maxIterations: "iteration_limit",
+        TC.infeasible: "infeasible",
+    }.get(tc, f"other:{tc.name}")
+    has_solution = res.best_feasible_objective is not None
+    if has_solution:
+        res.solution_loader.load_vars()
+    return kind, _finite(res.best_feasible_objective), _finite(res.best_objective_bound), has_solution, passed
+
+
+def _run_contrib(solver, model, options, log_stream, solver_options):
+    import sys
+
+    from pyomo.contrib.solver.common.results import SolutionStatus
+    from pyomo.contrib.solver.common.results import TerminationCondition as TC
+
+    kwargs = {
+        "tee": [log_stream] + ([sys.stdout] if options.verbose else []),
+        "load_solutions": False,
+        "raise_exception_on_nonoptimal_result": False,
+        "time_limit": options.time_limit,
+        "threads": int(options.threads),
+    }
+    passed = {"time_limit", "threads"}
+    if "rel_gap" in solver.config:
+        kwargs["rel_gap"] = float(options.rel_gap)
+        passed.add("rel_gap")
+    if solver.name == "highs":
+        kwargs["solver_options"] = {
+            "random_seed": int(options.random_seed),
+            "mip_max_nodes": 2**31 - 1 if options.node_limit is None else int(options.node_limit),
+        }
+        passed |= {"random_seed", "node_limit"}
+    if solver_options:
+        kwargs["solver_options"] = {**kwargs.get("solver_options", {}), **solver_options}
+    res = solver.solve(model, **kwargs)
+    tc = res.termination_condition
+    kind = {
+        TC.convergenceCriteriaSatisfied: "optimal", TC.maxTimeLimit: "time_limit",
+        TC.iterationLimit: "iteration_limit", TC.provenInfeasible: "infeasible",
+    }.get(tc, f"other:{tc.name}")
+    has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
+    if has_solution:
+        res.solution_loader.load_vars()
+    return kind, _finite(res.incumbent_objective), _finite(res.objective_bound), has_solution, passed
+
+
+def _run_legacy(solver, model, options, warmstart, solver_options):
+    from pyomo.opt import SolutionStatus, TerminationCondition as TC
+
+    kwargs = {"tee": bool(options.verbose), "load_solutions": False}
+    if warmstart:
+        kwargs["warmstart"] = True
+    if solver_options:
+        kwargs["options"] = dict(solver_options)
+    res = solver.solve(model, **kwargs)
+    tc = res.solver.termination_condition
+    kind = {
+        TC.optimal: "optimal", TC.maxTimeLimit: "time_limit", TC.maxIterations: "iteration_limit",
+        TC.infeasible: "infeasible",
+    }.get(tc, f"other:{tc}")
+    has_solution = len(res.solution) > 0 and res.solution(0).status in (
+        SolutionStatus.optimal, SolutionStatus.feasible, SolutionStatus.bestSoFar,
+        SolutionStatus.globallyOptimal, SolutionStatus.locallyOptimal,
+    )
+    objective = bound = None
+    if has_solution:
+        model.solutions.load_from(res)
+        import pyomo.environ as pyo
+
+        objective = _finite(pyo.value(model.objective))
+    lower = _finite(res.problem.lower_bound)
+    bound = lower if lower is not None else (objective if kind == "optimal" else None)
+    return kind, objective, bound, has_solution, set()
+
+
+def solve_pyomo(
+    spec,
+    solver_name,
+    options,
+    *,
+    start=None,
+    start_source=None,
+    start_objective=None,
+    build_time=0.0,
+    solver_options=None,
+):
+    """Solve the Pyomo emission of ``spec`` with an installed Pyomo solver.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+    solver_name : str
+        ``"appsi_<x>"`` (Pyomo's APPSI interfaces, e.g. ``"appsi_highs"``), a name of
+        Pyomo's new solver interface (e.g. ``"highs"``), or any legacy
+        ``SolverFactory`` name (``"cbc"``, ``"glpk"``, ...).
+    options : SolveOptions
+        ``time_limit``/``rel_gap`` go to every APPSI and new-interface solver, ``threads``
+        to the new interface and HiGHS, ``random_seed``/``node_limit`` to HiGHS only.
+        Legacy solvers get only ``solver_options`` (their option names differ).
+    start : dict[int, float] or None
+        Discrete part of a start (column index -> value).  It is completed to a full
+        solution with HiGHS (start columns fixed; an LP when all integer columns are
+        given) and the Pyomo variables are initialised with it for solvers that take a
+        warm start (``appsi_highs``, legacy ``warmstart``); Pyomo's ``highs`` interface
+        passes none.  Acceptance is read from the HiGHS log; other solvers do not report
+        it (``start_accepted`` None with a note).
+    start_source, start_objective, build_time
+        Recorded as in :func:`solve_highs`; ``build_time`` also includes the Pyomo
+        emission (``spec.to_pyomo()``).
+    solver_options : dict or None
+        Extra solver-specific options (APPSI: merged into the solver's option dict when
+        it has one; new interface: ``solver_options``; legacy: ``options``).
+
+    Returns
+    -------
+    result : SolveResult
+        ``solver`` is ``"pyomo:<name>"``; the trace holds the final point only.
+    x : ndarray of shape (n_cols,) or None
+        Solution in spec column order, None without a solution.
+
+    Raises
+    ------
+    ValueError
+        If the solver is not installed or not known to Pyomo.
+    """
+    import io
+
+    from ._model import ModelSpec
+
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
+    if not isinstance(options, SolveOptions):
+        raise TypeError(f"options must be a SolveOptions, got {type(options).__name__}")
+    if not isinstance(solver_name, str) or not solver_name:
+        raise ValueError(f"solver_name must be a non-empty str, got {solver_name!r}")
+    if start is not None and not isinstance(start, dict):
+        raise TypeError(f"start must be a dict column index -> value, got {type(start).__name__}")
+    interface, solver = _pyomo_solver(solver_name)
+    uses_highs = "highs" in solver_name
+    notes = []
+
+    t = time.perf_counter()
+    model = spec.to_pyomo()
+    build_time = float(build_time) + time.perf_counter() - t
+    columns = model._optitree_columns
+
+    warmstart = False
+    if start is not None:
+        full = _complete_start(spec, start, options)
+        if full is None:
+            notes.append("the start has no feasible completion")
+            values = start
+        else:
+            values = dict(enumerate(full.tolist()))
+        for j, v in values.items():
+            columns[j].set_value(v, skip_validation=True)
+        if interface == "appsi":
+            warmstart = "warmstart" in solver.config
+        elif interface == "legacy":
+            warmstart = solver.warm_start_capable()
+        if not warmstart:
+            notes.append(f"Pyomo's {solver_name!r} interface passes no MIP start")
+
+    if uses_highs:
+        _ensure_scheduler(options.threads)
+    log, log_stream = _LogCapture(), io.StringIO()
+    t0 = time.perf_counter()
+    if interface == "appsi":
+        kind, objective, bound, has_solution, passed = _run_appsi(
+            solver, model, options, warmstart, log, solver_options
+        )
+    elif interface == "contrib":
+        kind, objective, bound, has_solution, passed = _run_contrib(
+            solver, model, options, log_stream, solver_options
+        )
+    else:
+        kind, objective, bound, has_solution, passed = _run_legacy(
+            solver, model, options, warmstart, solver_options
+        )
+    solve_time = time.perf_counter() - t0
+    log_text = log.text + log_stream.getvalue()
+
+
+
+    status, message = _status_from_kind(kind, has_solution, options.node_limit)
+    if status == "error":
+        notes.insert(0, message)
+    x = None
+    if has_solution:
+        cost, lb, ub, _ = spec.column_arrays()
+        x = np.array([np.nan if v.value is None else v.value for v in columns], dtype=np.float64)
+        # Columns in no row and without cost are not passed to some solvers: any value in
+        # their bounds is optimal; take the one closest to 0.
+        unset = np.isnan(x)
+        x[unset] = np.clip(0.0, lb[unset], ub[unset])
+        if objective is None:
+            objective = float(cost @ x + spec.objective_offset)
+    if not has_solution:
+        objective = None
+    if status == "optimal" and bound is None:
+        bound = objective
+    gap = _relative_gap(objective, bound)
+    proven = status == "optimal" and gap is not None and (
+        gap <= options.rel_gap or abs(objective - bound) <= 1e-6
+    )
+
+    start_accepted = None
+    if start is not None:
+        if uses_highs:
+            start_accepted = warmstart and _START_LOG.search(log_text) is not None
+        else:
+            notes.append(f"{solver_name!r} does not report whether it used the start")
+    not_passed = sorted(
+        {"time_limit", "rel_gap", "threads", "random_seed", "node_limit"} - passed
+        - {k for k, v in asdict(options).items() if v is None}
+    )
+    if not_passed:
+        notes.append(f"options not passed to {solver_name!r}: {', '.join(not_passed)}")
+    nodes = _HIGHS_NODES_LOG.findall(log_text)
+
+    result = SolveResult(
+        status=status,
+        objective=objective,
+        bound=bound,
+        gap=gap,
+        proven_optimal=bool(proven),
+        nodes=int(nodes[-1]) if nodes else 0,
+        build_time=build_time,
+        solve_time=solve_time,
+        n_rows=spec.n_rows,
+        n_cols=spec.n_cols,
+        n_nonzeros=spec.nnz,
+        n_integer=spec.n_integer,
+        solver=f"pyomo:{solver_name}",
+        versions=versions(pyomo=True),
+        options=asdict(options),
+        start_source=start_source,
+        start_objective=_finite(start_objective),
+        start_accepted=start_accepted,
+        trace=[
+            {"time": solve_time, "incumbent": objective, "bound": bound, "gap": gap,
+             "nodes": int(nodes[-1]) if nodes else 0, "event": "final"}
+        ],
+        message="; ".join(notes),
+    )
+    return result, x
+
+
+def _status_from_kind(kind, has_solution, node_limit):
+    if kind == "optimal":
+        return "optimal", ""
+    if kind == "infeasible":
+        return "infeasible", ""
+    if kind == "time_limit":
+        return ("time_limit" if has_solution else "time_limit_no_solution"), ""
+    if kind == "iteration_limit" and node_limit is not None:
+        return ("node_limit" if has_solution else "node_limit_no_solution"), ""
+    return "error", f"solver termination: {kind.removeprefix('other:')}"
+
+
 # ---------------------------------------------------------------------- helpers
 def _json_safe(obj):
     if isinstance(obj, dict):
