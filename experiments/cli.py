@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a config's grid, one record per run in DIR/runs")
     run.add_argument("config", type=Path, help="TOML config (see experiments/configs/)")
     run.add_argument("--out", type=Path, required=True, help="results directory")
-    _add_execution_args(run, default_jobs=1)
+    _add_execution_args(run, default_jobs=None)
     run.add_argument("--resume", action="store_true", help="continue in an existing DIR: skip done runs, retry failed")
 
     quick = sub.add_parser("quick", help=f"run {QUICK_CONFIG.name} into {QUICK_OUT} (resuming) and print the summary")
@@ -45,8 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_execution_args(p: argparse.ArgumentParser, default_jobs: int) -> None:
-    p.add_argument("--n-jobs", type=int, default=default_jobs, help=f"parallel runs (default {default_jobs})")
+def _add_execution_args(p: argparse.ArgumentParser, default_jobs: int | None) -> None:
+    p.add_argument(
+        "--n-jobs",
+        type=int,
+        default=default_jobs,
+        help=f"parallel runs, joblib convention (default: {default_jobs or '1; with --backend dask every worker'})",
+    )
     p.add_argument("--backend", choices=_runner.BACKENDS, default="loky", help="joblib backend (default loky)")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address, with --backend dask")
     p.add_argument("--quiet", action="store_true", help="no progress output")

@@ -222,7 +222,7 @@ def _dataset_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
     name = _typed(entry, "name", str, where, None)
     known = runner.dataset_names()
     if name not in known:
-        raise ConfigError(f"{where}.name", f"unknown dataset {name!r}{_suggest(name, known)} (known: {', '.join(known)})")
+        raise ConfigError(f"{where}.name", f"unknown dataset {name!r} (known: {', '.join(known)}){_suggest(name, known)}")
     label = _typed(entry, "label", str, where, name)
     params = _table(entry, "params", where)
     grid = _grid(entry, "grid", where)
@@ -262,7 +262,7 @@ def _method_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
     name = _typed(entry, "name", str, where, None)
     if name not in _methods.METHODS:
         known = sorted(_methods.METHODS)
-        raise ConfigError(f"{where}.name", f"unknown method {name!r}{_suggest(name, known)} (known: {', '.join(known)})")
+        raise ConfigError(f"{where}.name", f"unknown method {name!r} (known: {', '.join(known)}){_suggest(name, known)}")
     method = _methods.METHODS[name]
     label = _typed(entry, "label", str, where, name)
     params = _method_params(method, _table(entry, "params", where), f"{where}.params")
@@ -299,7 +299,7 @@ def _method_param(method: _methods.Method, key: str, value: Any, where: str) -> 
     if key not in method.params:
         known = sorted(method.params)
         raise ConfigError(
-            where, f"unknown parameter {key!r} for method {method.name!r}{_suggest(key, known)} (known: {', '.join(known)})"
+            where, f"unknown parameter {key!r} for method {method.name!r} (known: {', '.join(known)}){_suggest(key, known)}"
         )
     try:
         return method.params[key].coerce(value)
@@ -324,12 +324,12 @@ def _check_keys(table: Mapping, allowed: tuple[str, ...], where: str) -> None:
     for key in table:
         if key not in allowed:
             path = f"{where}.{key}" if where else key
-            raise ConfigError(path, f"unknown key{_suggest(key, allowed)} (allowed: {', '.join(allowed)})")
+            raise ConfigError(path, f"unknown key (allowed: {', '.join(allowed)}){_suggest(key, allowed)}")
 
 
 def _suggest(word: str, options) -> str:
     close = difflib.get_close_matches(str(word), list(options), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _typed(table: Mapping, key: str, typ: type, where: str, default: Any) -> Any:

@@ -272,7 +272,7 @@ def run_grid(
     experiment: _config.Experiment,
     out_dir: Path,
     *,
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
     backend: str = "loky",
     scheduler: str | None = None,
     resume: bool = False,
@@ -280,9 +280,12 @@ def run_grid(
 ) -> GridOutcome:
     """Run every not-yet-done run of ``experiment``, writing one record per run into ``out_dir``.
 
-    ``n_jobs == 1`` with the loky backend runs in this process. Any parallel
-    execution forces solver threads to 1 (recorded per run).
+    ``n_jobs`` (joblib convention) defaults to 1 for loky, which runs in this
+    process, and to -1 (every worker) for Dask. Any parallel execution forces
+    solver threads to 1 (recorded per run).
     """
+    if n_jobs is None:
+        n_jobs = -1 if backend == "dask" else 1
     if backend not in BACKENDS:
         raise HarnessError(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
     if backend == "dask" and not scheduler:
@@ -322,7 +325,6 @@ def _execute_all(todo: list, n_jobs: int, backend: str, scheduler: str | None) -
     with contextlib.ExitStack() as stack:
         if backend == "dask":
             stack.enter_context(_dask_client(scheduler))  # joblib's dask backend uses the default client
-            n_jobs = -1 if n_jobs == 1 else n_jobs
             stack.enter_context(parallel_config(backend="dask", wait_for_workers_timeout=60))
         else:
             stack.enter_context(parallel_config(backend="loky"))
