@@ -8,7 +8,7 @@ them
 * to a :class:`highspy.Highs` object with a single ``passModel`` call (the fast path),
 * to a :class:`pyomo.environ.ConcreteModel` with indexed ``Var`` s named like the blocks
   (user extensions, other solvers),
-* to ``.lp`` / ``.mps`` files through HiGHS.
+* to ``.lp`` (through HiGHS) and ``.mps`` files.
 
 The model is always
 
@@ -376,24 +376,86 @@ class ModelSpec:
         """Names ``block(i)`` of all rows in row order."""
         return [n for b in self.row_blocks.values() for n in _element_names(b.name, (b.n_rows,))]
 
-    def write(self, path, names: bool = True) -> None:
-        """Write the model to ``path`` as ``.lp`` or ``.mps`` (by suffix) through HiGHS.
+    def write(self, path) -> None:
+        """Write the model to ``path`` as ``.lp`` or ``.mps`` (by suffix).
 
-        Parameters
-        ----------
-        path : str or path-like
-        names : bool, default=True
-            Name columns and rows after their blocks (``x(0,3)``, ``routing(17)``).
+        Columns and rows are named after their blocks (``x(0,3)``, ``routing(17)``).
+        ``.lp`` is written by HiGHS; the LP format has no ranged rows, so HiGHS writes a
+        row with two finite, different bounds as two rows (``name lo``/``name up``).
+        ``.mps`` is written here (free MPS with ``RANGES``; integer columns always get
+        explicit bounds, as readers default unbounded integer columns to binary) because
+        the MPS writer of HiGHS 1.15 leaves empty zero-cost columns that follow an
+        integer column inside the integer marker block, so they read back as integer.
         """
         path = os.fspath(path)
         suffix = os.path.splitext(path)[1].lower()
-        if suffix not in (".lp", ".mps"):
+        if suffix == ".mps":
+            with open(path, "w") as f:
+                f.write(self._mps_text())
+            return
+        if suffix != ".lp":
             raise ValueError(f"write() supports .lp and .mps files, got {path!r}")
         import highspy
 
-        h = self.to_highs(names=names)
+        h = self.to_highs(names=True)
         if h.writeModel(path) == highspy.HighsStatus.kError:
             raise OSError(f"HiGHS could not write {path!r}")
+
+    def _mps_text(self) -> str:
+        col_names, row_names = self.column_names(), self.row_names()
+        cost, col_lb, col_ub, integrality = self.column_arrays()
+        row_lb, row_ub = self.row_bounds()
+        csc = self.to_csc()
+        lines = [f"NAME {self.name}", "ROWS", " N  obj"]
+        row_type = np.where(row_lb == row_ub, "E", np.where(row_lb == -np.inf, "L", "G"))
+        lines += [f" {t}  {n}" for t, n in zip(row_type.tolist(), row_names)]
+
+        lines.append("COLUMNS")
+        entries = [
+            f"    {{}}  {row_names[i]}  {v!r}" for i, v in zip(csc.indices.tolist(), csc.data.tolist())
+        ]
+        starts = csc.indptr.tolist()
+        in_integer, n_markers = False, 0
+        for j, (name, c, integer) in enumerate(zip(col_names, cost.tolist(), integrality.tolist())):
+            if bool(integer) != in_integer:
+                in_integer = not in_integer
+                lines.append(f"    MARKER{n_markers}  'MARKER'  '{'INTORG' if in_integer else 'INTEND'}'")
+                n_markers += 1
+            if c != 0 or starts[j] == starts[j + 1]:
+                lines.append(f"    {name}  obj  {c!r}")
+            lines.extend(e.format(name) for e in entries[starts[j] : starts[j + 1]])
+        if in_integer:
+            lines.append(f"    MARKER{n_markers}  'MARKER'  'INTEND'")
+
+        lines.append("RHS")
+        if self.objective_offset != 0:
+            lines.append(f"    RHS  obj  {-float(self.objective_offset)!r}")
+        rhs = np.where(row_type == "L", row_ub, row_lb)
+        lines += [f"    RHS  {row_names[i]}  {rhs[i].item()!r}" for i in np.flatnonzero(rhs != 0)]
+        ranged = np.flatnonzero((row_type == "G") & np.isfinite(row_ub))
+        if ranged.size:
+            lines.append("RANGES")
+            lines += [f"    RNG  {row_names[i]}  {(row_ub[i] - row_lb[i]).item()!r}" for i in ranged]
+
+        lines.append("BOUNDS")
+        for name, lo, hi, integer in zip(col_names, col_lb.tolist(), col_ub.tolist(), integrality.tolist()):
+            if integer and lo == 0 and hi == 1:
+                lines.append(f" BV BND  {name}")
+            elif lo == hi:
+                lines.append(f" FX BND  {name}  {lo!r}")
+            elif lo == -np.inf and hi == np.inf:
+                lines.append(f" FR BND  {name}")
+            else:
+                if lo == -np.inf:
+                    lines.append(f" MI BND  {name}")
+                elif lo != 0 or integer:
+                    lines.append(f" LO BND  {name}  {lo!r}")
+                if hi != np.inf:
+                    lines.append(f" UP BND  {name}  {hi!r}")
+                elif integer:
+                    lines.append(f" PL BND  {name}")
+        lines.append("ENDATA")
+        return "\n".join(lines) + "\n"
 
     def to_pyomo(self):
         """Emit the model as a :class:`pyomo.environ.ConcreteModel`.
@@ -557,15 +619,17 @@ def _element_names(name, shape):
     return [f"{name}({','.join(map(str, idx))})" for idx in itertools.product(*map(range, shape))]
 
 
+def _pyomo_domain(pyo, block):
+    """Binary for integer blocks within [0, 1], Integers for other integer blocks, else Reals."""
+    if block.integer and block.size and block.lb.min() >= 0 and block.ub.max() <= 1:
+        return pyo.Binary
+    return pyo.Integers if block.integer else pyo.Reals
+
+
 def _pyomo_var(pyo, block):
     lb = np.where(np.isfinite(block.lb), block.lb, np.nan).tolist()
     ub = np.where(np.isfinite(block.ub), block.ub, np.nan).tolist()
-    if block.integer and block.size and block.lb.min() >= 0 and block.ub.max() <= 1:
-        domain = pyo.Binary
-    elif block.integer:
-        domain = pyo.Integers
-    else:
-        domain = pyo.Reals
+    domain = _pyomo_domain(pyo, block)
     if block.shape == ():
         var = pyo.Var(domain=domain)
         var.construct()
