@@ -1,0 +1,234 @@
+"""Figures of a results directory (``python -m experiments plot DIR``), written as PNGs.
+
+* ``accuracy_vs_depth.png`` — train (dashed) and test (solid) score vs depth per dataset, one line per method;
+* ``optimality.png`` — proven-optimal fraction and fit time vs depth (MIP methods; time for all methods);
+* ``progress_<dataset>.png`` — incumbent and bound over time (``optitree`` ``plot_progress``), one panel per
+  MIP method variant (cold / CART start side by side) and depth, first seed;
+* ``gap_over_time.png`` — relative gap over time from the traces, cold vs CART start overlaid;
+* ``regions_<dataset>.png`` — for 2-feature datasets (XOR): decision regions of every method side by side,
+  rebuilt from the stored trees (``greedy.Tree.from_dict``) over the run's training data.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from . import config as _config
+from . import records as _records
+from . import report as _report
+from . import runner as _runner
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plots need matplotlib: pip install 'optitree[plot]'") from None
+    return plt
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
+
+
+def plot_all(out_dir: Path, plots_dir: Path | None = None) -> list[Path]:
+    """Write every figure that the records of ``out_dir`` support; return the paths written."""
+    out_dir = Path(out_dir)
+    plots_dir = Path(plots_dir) if plots_dir is not None else out_dir / "plots"
+    plots_dir.mkdir(parents=True, exist_ok=True)
+    recs = [r for r in _records.load_records(out_dir) if r.get("status") == "done"]
+    if not recs:
+        raise ValueError(f"{out_dir} holds no finished runs to plot")
+    df = _report._grid_order(out_dir, _report.runs_table(recs))
+    by_id = {r["run_id"]: r for r in recs}
+    plt = _pyplot()
+    written = []
+    for name, draw in (("accuracy_vs_depth.png", _accuracy_vs_depth), ("optimality.png", _optimality),
+                       ("gap_over_time.png", lambda df, plt: _gap_over_time(df, by_id, plt))):
+        fig = draw(df, plt)
+        if fig is not None:
+            written.append(_save(fig, plots_dir / name, plt))
+    for dataset in dict.fromkeys(df["dataset"]):
+        sub = df[df["dataset"] == dataset]
+        fig = _progress(sub, by_id, plt)
+        if fig is not None:
+            written.append(_save(fig, plots_dir / f"progress_{_slug(dataset)}.png", plt))
+        fig = _regions(sub, by_id, plt)
+        if fig is not None:
+            written.append(_save(fig, plots_dir / f"regions_{_slug(dataset)}.png", plt))
+    return written
+
+
+def _save(fig, path: Path, plt) -> Path:
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def _grid(plt, n: int, width: float = 4.2, height: float = 3.2):
+    """A figure with ``n`` panels, at most 4 per row."""
+    ncols = min(n, 4)
+    nrows = int(np.ceil(n / ncols))
+    return plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+
+
+def _method_colors(methods: list[str]) -> dict:
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab10"]
+    return {m: cmap(i % 10) for i, m in enumerate(methods)}
+
+
+def _accuracy_vs_depth(df, plt):
+    datasets = list(dict.fromkeys(df["dataset"]))
+    methods = list(dict.fromkeys(df["method"]))
+    colors = _method_colors(methods)
+    fig, axes = _grid(plt, len(datasets))
+    for ax, dataset in zip(axes.flat, datasets):
+        sub = df[df["dataset"] == dataset]
+        for method in methods:
+            g = sub[sub["method"] == method].groupby("depth")
+            if not len(g):
+                continue
+            for col, style in (("test_score", "-"), ("train_score", "--")):
+                stats = g[col].agg(["mean", "std"]).dropna(subset=["mean"])
+                if len(stats):
+                    ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), color=colors[method],
+                                linestyle=style, marker="o", ms=3, capsize=2,
+                                label=method if col == "test_score" else None)
+        metric = "R²" if (sub["task"] == "regression").all() else "accuracy"
+        ax.set(title=dataset, xlabel="depth", ylabel=f"{metric}: test solid, train dashed")
+        ax.set_xticks(sorted(sub["depth"].unique()))
+        ax.grid(True, alpha=0.3)
+    for ax in list(axes.flat)[len(datasets):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=7, loc="best")
+    fig.suptitle("Greedy vs optimal trees: score vs depth")
+    fig.tight_layout()
+    return fig
+
+
+def _optimality(df, plt):
+    datasets = list(dict.fromkeys(df["dataset"]))
+    methods = list(dict.fromkeys(df["method"]))
+    colors = _method_colors(methods)
+    fig, axes = plt.subplots(2, len(datasets), figsize=(3.6 * len(datasets), 6.4), squeeze=False)
+    for j, dataset in enumerate(datasets):
+        sub = df[df["dataset"] == dataset]
+        for method in methods:
+            m = sub[sub["method"] == method]
+            if not len(m):
+                continue
+            proven = m["proven_optimal"].dropna()
+            if len(proven):
+                frac = m.dropna(subset=["proven_optimal"]).groupby("depth")["proven_optimal"].mean()
+                axes[0, j].plot(frac.index, frac.values, marker="o", color=colors[method], label=method)
+            t = m.groupby("depth")["fit_time"].mean()
+            axes[1, j].plot(t.index, t.values, marker="o", color=colors[method], label=method)
+        axes[0, j].set(title=dataset, ylim=(-0.05, 1.05), ylabel="proven-optimal fraction", xlabel="depth")
+        axes[1, j].set(yscale="log", ylabel="fit time (s)", xlabel="depth")
+        for ax in axes[:, j]:
+            ax.set_xticks(sorted(sub["depth"].unique()))
+            ax.grid(True, alpha=0.3)
+    axes[1, 0].legend(fontsize=7, loc="best")
+    fig.suptitle("Proven optimality and time")
+    fig.tight_layout()
+    return fig
+
+
+def _first_seed_mip(df):
+    mip = df[(df["kind"] == "mip") & df["solver_status"].notna()]
+    if not len(mip):
+        return mip
+    return mip[mip["seed"] == mip.groupby(["dataset", "depth", "method"])["seed"].transform("min")]
+
+
+def _progress(sub, by_id, plt):
+    from optitree._plot import plot_progress
+
+    mip = _first_seed_mip(sub)
+    mip = mip[[bool((by_id[i].get("solver") or {}).get("trace")) for i in mip["run_id"]]]
+    if not len(mip):
+        return None
+    depths = sorted(mip["depth"].unique())
+    methods = list(dict.fromkeys(mip["method"]))
+    fig, axes = plt.subplots(len(depths), len(methods), figsize=(4.6 * len(methods), 3.4 * len(depths)),
+                             squeeze=False)
+    for i, depth in enumerate(depths):
+        for j, method in enumerate(methods):
+            ax = axes[i, j]
+            row = mip[(mip["depth"] == depth) & (mip["method"] == method)]
+            if not len(row):
+                ax.set_visible(False)
+                continue
+            plot_progress(by_id[row["run_id"].iloc[0]]["solver"], ax=ax)
+            ax.set_title(f"{method}, depth {depth}\n{ax.get_title()}", fontsize=8)
+            ax.legend(fontsize=6, loc="best")
+    fig.suptitle(f"{sub['dataset'].iloc[0]}: incumbent and bound over time (seed {int(mip['seed'].min())})")
+    fig.tight_layout()
+    return fig
+
+
+def _gap_over_time(df, by_id, plt):
+    mip = _first_seed_mip(df)
+    mip = mip[[bool((by_id[i].get("solver") or {}).get("trace")) for i in mip["run_id"]]]
+    if not len(mip):
+        return None
+    panels = list(dict.fromkeys(zip(mip["dataset"], mip["depth"])))
+    methods = list(dict.fromkeys(mip["method"]))
+    colors = _method_colors(methods)
+    fig, axes = _grid(plt, len(panels))
+    for ax, (dataset, depth) in zip(axes.flat, panels):
+        rows = mip[(mip["dataset"] == dataset) & (mip["depth"] == depth)]
+        for rid, method, start in zip(rows["run_id"], rows["method"], rows["start"]):
+            trace = [p for p in by_id[rid]["solver"]["trace"] if p.get("gap") is not None]
+            if not trace:
+                continue
+            t = np.array([p["time"] for p in trace], dtype=float)
+            g = np.array([p["gap"] for p in trace], dtype=float)
+            ax.step(np.maximum(t, 1e-3), g, where="post", color=colors[method],
+                    linestyle="-" if start == "cart" else ":", label=method)
+        ax.set(title=f"{dataset}, depth {depth}", xscale="log", xlabel="time (s)", ylabel="relative gap")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=6, loc="best")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle("Gap over time: CART start (solid) vs cold (dotted)")
+    fig.tight_layout()
+    return fig
+
+
+def _regions(sub, by_id, plt):
+    """Decision regions side by side for a 2-feature dataset, at depth 2 if run (else the largest depth)."""
+    from greedy import Tree
+    from optitree._plot import plot_decision_regions
+
+    rows = sub[sub["run_id"].map(lambda i: (by_id[i].get("data") or {}).get("n_features") == 2)]
+    rows = rows[rows["task"] == "classification"]
+    if not len(rows):
+        return None
+    depth = 2 if (rows["depth"] == 2).any() else rows["depth"].max()
+    rows = rows[(rows["depth"] == depth) & (rows["seed"] == rows["seed"].min())]
+    fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * len(rows), 4.0), squeeze=False)
+    for ax, rid in zip(axes.flat, rows["run_id"]):
+        rec = by_id[rid]
+        cfg = dict(rec["config"])
+        spec = _config.RunSpec(rid, {k: cfg[k] for k in ("dataset", "method", "depth", "seed", "split")},
+                               cfg["dataset_label"], cfg["method_label"])
+        data = _runner.split_data(spec, "classification")
+        classes = np.asarray(rec["classes"])
+        codes = np.searchsorted(classes, data.y_train)
+        plot_decision_regions(Tree.from_dict(rec["tree"]), data.X_train, codes, ax=ax,
+                              class_names=[str(c) for c in classes])
+        m = rec["metrics"]
+        ax.set_title(f"{cfg['method_label']}\ntrain acc {m['train_accuracy']:.3f}", fontsize=9)
+    fig.suptitle(f"{sub['dataset'].iloc[0]}: decision regions at depth {depth} (training data, seed "
+                 f"{int(rows['seed'].iloc[0])})")
+    fig.tight_layout()
+    return fig
