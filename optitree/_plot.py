@@ -1,0 +1,310 @@
+"""Matplotlib views of trees, solver runs and decision regions.
+
+matplotlib is an optional dependency (``pip install 'optitree[plot]'``); it is
+imported only when one of these functions is called.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from greedy import Tree
+
+from ._export import _category_labels, class_colors, node_fill_colors, node_label_lines, resolve_tree
+
+__all__ = ["plot_tree", "plot_progress", "plot_decision_regions"]
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("optitree's plots need matplotlib: pip install 'optitree[plot]'") from None
+    return plt
+
+
+def _axes(ax):
+    return _pyplot().gca() if ax is None else ax
+
+
+# ---------------------------------------------------------------- plot_tree
+
+
+def _layout(tree: Tree, max_depth: int | None):
+    """Visible nodes and their (x, depth): leaves (and truncated nodes) take consecutive x slots
+    left to right; an internal node sits midway between its children."""
+    depth = tree.node_depth
+    limit = tree.max_depth if max_depth is None else int(max_depth)
+    x = np.full(tree.node_count, np.nan)
+    truncated = (~tree.is_leaf) & (depth == limit) if limit < tree.max_depth else np.zeros(tree.node_count, bool)
+    slot = 0
+    order = []  # pre-order, left to right
+
+    def visit(node):
+        nonlocal slot
+        order.append(node)
+        if tree.is_leaf[node] or truncated[node]:
+            x[node] = slot
+            slot += 1
+            return
+        left, right = tree.children_left[node], tree.children_right[node]
+        visit(left)
+        visit(right)
+        x[node] = (x[left] + x[right]) / 2
+
+    visit(0)
+    return np.array(order), x, depth, truncated, slot
+
+
+def _overlap(boxes: np.ndarray, frame) -> bool:
+    """Do any two boxes (rows x0, y0, x1, y1 in pixels) overlap, or one leave ``frame``?"""
+    x0, y0, x1, y1 = boxes.T
+    inside = (x0 >= frame.x0 - 1) & (x1 <= frame.x1 + 1) & (y0 >= frame.y0 - 1) & (y1 <= frame.y1 + 1)
+    if not inside.all():
+        return True
+    hits = (x0[:, None] < x1[None, :]) & (x0[None, :] < x1[:, None]) & (y0[:, None] < y1[None, :]) & (
+        y0[None, :] < y1[:, None]
+    )
+    np.fill_diagonal(hits, False)
+    return bool(hits.any())
+
+
+def plot_tree(tree_or_estimator, ax=None, feature_names=None, class_names=None, max_depth=None, filled=False,
+              impurity=True, node_ids=False, proportion=False, rounded=False, precision=3, fontsize=None,
+              category_names=None, show_missing=True):
+    """Draw a tree with matplotlib: one text box per node, one line per edge.
+
+    Parameters
+    ----------
+    tree_or_estimator : greedy.Tree or fitted estimator with ``tree_``
+        Greedy, MIP and imported scikit-learn trees draw the same way.
+    ax : matplotlib Axes, optional
+        Default: the current axes.
+    feature_names, class_names, filled, impurity, node_ids, proportion, rounded, precision, category_names,
+    show_missing
+        As in :func:`optitree.export_graphviz` (the box text is the same).
+    max_depth : int, optional
+        Deeper subtrees are drawn as a ``(...)`` box.
+    fontsize : float, optional
+        Default: the largest size (at most 12) at which no two boxes overlap.
+
+    Returns
+    -------
+    matplotlib Axes
+        One text per node box, plus "True"/"False" labels on the root's two
+        edges, in ``ax.texts``; one line per edge in ``ax.lines``.
+    """
+    ax = _axes(ax)
+    tree, names, classes, criterion = resolve_tree(tree_or_estimator, feature_names, class_names)
+    categories = _category_labels(category_names, names)
+    order, x, depth, truncated, n_slots = _layout(tree, max_depth)
+    colors = node_fill_colors(tree) if filled else np.ones((tree.node_count, 3))
+    boxstyle = "round,pad=0.4" if rounded else "square,pad=0.4"
+    size = 12.0 if fontsize is None else float(fontsize)
+    texts, edge_labels = [], []
+    for node in order:
+        if truncated[node]:
+            label = "(...)"
+        else:
+            label = "\n".join(node_label_lines(tree, node, names, classes, criterion, precision=precision,
+                                               impurity=impurity, node_ids=node_ids, proportion=proportion,
+                                               categories=categories, show_missing=show_missing))
+        texts.append(ax.text(x[node], -depth[node], label, ha="center", va="center", fontsize=size, zorder=3,
+                             bbox=dict(boxstyle=boxstyle, fc=colors[node], ec="black", lw=0.8)))
+        if not tree.is_leaf[node] and not truncated[node]:
+            for child in (tree.children_left[node], tree.children_right[node]):
+                ax.plot([x[node], x[child]], [-depth[node], -depth[child]], color="0.3", lw=1.0, zorder=1)
+    if not tree.is_leaf[0] and not truncated[0]:
+        for child, word in ((tree.children_left[0], "True"), (tree.children_right[0], "False")):
+            edge_labels.append(ax.text((x[0] + x[child]) / 2, -0.5, word, ha="center", va="center",
+                                       fontsize=size * 0.9, zorder=2, color="0.2",
+                                       bbox=dict(boxstyle="square,pad=0.15", fc="white", ec="none")))
+    visible_depth = int(depth[order].max())
+    ax.set_xlim(-0.5, n_slots - 0.5)
+    ax.set_ylim(-visible_depth - 0.5, 0.5)
+    ax.set_axis_off()
+    if fontsize is None:
+        _fit_fontsize(ax, texts, edge_labels, size)
+    return ax
+
+
+def _fit_fontsize(ax, node_texts, edge_labels, size: float) -> None:
+    """Shrink every text until no two node boxes overlap and all stay inside the axes."""
+    figure = ax.figure
+    texts = node_texts + edge_labels
+    ratios = [t.get_fontsize() / size for t in texts]
+    while True:
+        figure.canvas.draw()
+        renderer = figure.canvas.get_renderer()
+        boxes = np.array([t.get_bbox_patch().get_window_extent(renderer).extents for t in node_texts])
+        if size <= 2 or not _overlap(boxes, ax.get_window_extent(renderer)):
+            return
+        size *= 0.9
+        for t, r in zip(texts, ratios):
+            t.set_fontsize(size * r)
+
+
+# ---------------------------------------------------------------- plot_progress
+
+
+def plot_progress(result, ax=None, log_time=False):
+    """Incumbent and best bound over the solve time, from ``result.trace``.
+
+    Parameters
+    ----------
+    result : SolveResult or dict
+        A :class:`optitree.SolveResult` or its ``to_dict()``. ``trace`` entries
+        have ``time``, ``incumbent``, ``bound`` and ``event``; points without an
+        incumbent (or bound) are left out of that line.
+    ax : matplotlib Axes, optional
+    log_time : bool
+        Logarithmic time axis; times <= 0 are drawn at half the smallest positive time.
+
+    Returns
+    -------
+    matplotlib Axes
+        Lines labelled ``"incumbent"`` and ``"bound"`` (step plots through the
+        trace points) and ``"start"`` (the warm start: the trace's ``"start"`` event,
+        else ``start_objective`` at the first trace time, hollow if the solver
+        rejected it).
+    """
+    d = result.to_dict() if hasattr(result, "to_dict") else result
+    if not isinstance(d, dict) or "trace" not in d:
+        raise TypeError("plot_progress expects a SolveResult or its to_dict() dict with a 'trace'")
+    trace = d["trace"] or []
+    if not trace:
+        raise ValueError("result.trace is empty: the solve recorded no progress to plot")
+    ax = _axes(ax)
+    time = np.array([float(p["time"]) for p in trace])
+    if log_time:
+        positive = time[time > 0]
+        time = np.where(time > 0, time, positive.min() / 2 if positive.size else 1e-3)
+        ax.set_xscale("log")
+    for key, color in (("incumbent", "tab:orange"), ("bound", "tab:blue")):
+        keep = np.array([p.get(key) is not None for p in trace])
+        values = np.array([float(p[key]) for p in trace if p.get(key) is not None])
+        ax.step(time[keep], values, where="post", color=color, marker="o", markersize=3, lw=1.6, label=key)
+    starts = [k for k, p in enumerate(trace) if p.get("event") == "start" and p.get("incumbent") is not None]
+    start_value = trace[starts[0]]["incumbent"] if starts else d.get("start_objective")
+    if start_value is not None:
+        rejected = d.get("start_accepted") is False
+        notes = [n for n in (d.get("start_source"), "rejected" if rejected else None) if n]
+        ax.plot([time[starts[0] if starts else 0]], [float(start_value)], linestyle="none", marker="*",
+                markersize=13, color="white" if rejected else "tab:green", markeredgecolor="black", zorder=5,
+                label="start" + (f" ({', '.join(notes)})" if notes else ""))
+    status = d.get("status", "?")
+    gap = d.get("gap")
+    objective = d.get("objective")
+    title = f"{d.get('solver', 'solver')}: {status}"
+    title += f", objective {objective:g}" if objective is not None else ""
+    title += f", gap {gap:.2%}" if gap is not None else ""
+    nodes = d.get("nodes")
+    ax.set_title(title + (f", {nodes} nodes" if nodes is not None else ""))
+    ax.set_xlabel("time (s)" + (", log scale" if log_time else ""))
+    ax.set_ylabel("objective")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best")
+    return ax
+
+
+# ---------------------------------------------------------------- plot_decision_regions
+
+
+def _class_index(classes: np.ndarray, labels: np.ndarray, what: str) -> np.ndarray:
+    """Position of every label in ``classes``; ValueError naming labels that are not classes."""
+    order = np.argsort(classes, kind="stable")
+    pos = np.clip(np.searchsorted(classes[order], labels), 0, classes.size - 1)
+    index = order[pos]
+    bad = classes[index] != labels
+    if np.any(bad):
+        raise ValueError(f"{what} hold labels {np.unique(labels[bad]).tolist()} that are not classes of the "
+                         f"estimator {classes.tolist()}")
+    return index
+
+
+def plot_decision_regions(estimator, X, y, ax=None, resolution=200, feature_names=None, class_names=None):
+    """Predicted regions of a 2-feature model over a grid, with the samples on top.
+
+    Parameters
+    ----------
+    estimator : fitted estimator with ``predict`` (and ``classes_`` for classifiers), or a greedy.Tree
+        A classification Tree predicts class indices ``0..K-1``.
+    X : array-like of shape (n, 2)
+    y : array-like of shape (n,)
+        Labels (classes of the estimator) or regression targets.
+    ax : matplotlib Axes, optional
+    resolution : int
+        Grid points per axis.
+    feature_names, class_names : sequence of str, optional
+        Axis labels and legend entries; default from the estimator / ``X`` columns.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    _pyplot()  # clear ImportError without matplotlib
+    from matplotlib.colors import ListedColormap
+
+    columns = getattr(X, "columns", None)
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    if X.ndim != 2 or X.shape[1] != 2:
+        raise ValueError(f"plot_decision_regions needs X with exactly 2 features, got shape {X.shape}")
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y has shape {y.shape}, expected ({X.shape[0]},)")
+    resolution = int(resolution)
+    if resolution < 2:
+        raise ValueError(f"resolution must be at least 2, got {resolution}")
+    ax = _axes(ax)
+    if feature_names is None:
+        feature_names = getattr(estimator, "feature_names_in_", None)
+        feature_names = columns if feature_names is None else feature_names
+    feature_names = ["x0", "x1"] if feature_names is None else [str(f) for f in feature_names]
+
+    lo, hi = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+    pad = 0.05 * np.where(hi > lo, hi - lo, 1.0)
+    gx, gy = (np.linspace(lo[j] - pad[j], hi[j] + pad[j], resolution) for j in range(2))
+    grid = np.column_stack([a.ravel() for a in np.meshgrid(gx, gy)])
+    extent = (gx[0], gx[-1], gy[0], gy[-1])
+
+    if isinstance(estimator, Tree):
+        if estimator.task == "classification":
+            classes = np.arange(estimator.n_classes)
+            predicted = np.argmax(estimator.predict(grid), axis=1)
+        else:
+            classes, predicted = None, estimator.predict(grid)
+    else:
+        names = getattr(estimator, "feature_names_in_", None)
+        if names is not None:
+            import pandas as pd  # an estimator fitted on a DataFrame means pandas is installed
+
+            grid_input = pd.DataFrame(grid, columns=names)
+        else:
+            grid_input = grid
+        classes = getattr(estimator, "classes_", None)
+        predicted = np.asarray(estimator.predict(grid_input))
+
+    if classes is None:  # regression
+        image = ax.imshow(predicted.reshape(resolution, resolution).astype(float), origin="lower", extent=extent,
+                          aspect="auto", cmap="viridis", alpha=0.6, interpolation="nearest")
+        ax.scatter(X[:, 0], X[:, 1], c=y.astype(float), cmap="viridis", norm=image.norm, edgecolors="black",
+                   linewidths=0.5, s=18)
+        ax.figure.colorbar(image, ax=ax, label="prediction")
+    else:
+        classes = np.asarray(classes)
+        region = _class_index(classes, predicted, "the predictions").reshape(resolution, resolution)
+        codes = _class_index(classes, y, "y")
+        colors = class_colors(classes.size)
+        names = [str(c) for c in (classes if class_names is None else class_names)]
+        ax.imshow(region, origin="lower", extent=extent, aspect="auto", cmap=ListedColormap(colors), vmin=-0.5,
+                  vmax=classes.size - 0.5, alpha=0.35, interpolation="nearest")
+        for k in range(classes.size):
+            pick = codes == k
+            ax.scatter(X[pick, 0], X[pick, 1], color=colors[k], edgecolors="black", linewidths=0.5, s=18,
+                       label=names[k])
+        ax.legend(loc="best", title="class", framealpha=0.85)
+    ax.set_xlim(extent[:2])
+    ax.set_ylim(extent[2:])
+    ax.set_xlabel(feature_names[0])
+    ax.set_ylabel(feature_names[1])
+    return ax
