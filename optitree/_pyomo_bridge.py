@@ -50,7 +50,7 @@ def apply_user_constraints(spec: ModelSpec, constraints) -> int:
         sub-blocks) over the mirrored variables, e.g.
         ``model.budget = Constraint(expr=sum(model.d[t] for t in range(3)) <= 2)``.
         Fixing a mirrored variable or changing its bounds is compiled into rows too
-        (``x == v``, ``lb' <= x <= ub'``), so bounds can only be tightened.
+        (``x == v``, ``lb' <= x <= ub'``); loosening a bound is refused.
 
     Returns
     -------
@@ -64,8 +64,8 @@ def apply_user_constraints(spec: ModelSpec, constraints) -> int:
     ------
     ValueError
         If a constraint is nonlinear, refers to variables that are not in the mirror,
-        is trivially infeasible, or if the callable adds an objective or changes a
-        variable's domain.
+        is trivially infeasible, or if the callable adds an objective, loosens a bound
+        or changes a variable's domain.  ``spec`` is unchanged then.
     """
     import pyomo.environ as pyo
     from pyomo.common.errors import (
@@ -153,6 +153,12 @@ def _bound_changes_as_constraints(pyo, model, spec, columns):
         if np.isnan(values[j]):
             raise ValueError(f"variable {columns[j].name} is fixed without a value")
         columns[j].unfix()
+    loosened = np.flatnonzero(~fixed & ((lb < spec_lb) | (ub > spec_ub)))
+    if loosened.size:
+        raise ValueError(
+            f"the constraints callable loosens the bounds of {columns[loosened[0]].name}; "
+            "bounds can only be tightened"
+        )
     lb = np.where(fixed, values, lb)
     ub = np.where(fixed, values, ub)
     changed = np.flatnonzero(fixed | (lb != spec_lb) | (ub != spec_ub))

@@ -1,0 +1,215 @@
+"""Solve adapter: HiGHS options/statuses/start/trace, Pyomo solvers, SolveResult."""
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+from optitree import _solve
+from optitree._model import ModelSpec
+from optitree._solve import STATUSES, SolveOptions, SolveResult, solve_highs, solve_pyomo
+
+
+def assignment_spec():
+    """3x3 assignment with a side constraint and an objective offset; brute-force optimum."""
+    cost = np.array([[4.0, 1.0, 3.0], [2.0, 0.0, 5.0], [3.0, 2.0, 2.0]])
+    spec = ModelSpec("assign")
+    x = spec.add_vars("x", (3, 3), ub=1, integer=True, obj=cost)
+    spec.add_rows("agent", 3, np.repeat(np.arange(3), 3), x.ravel(), np.ones(9), 1, 1)
+    spec.add_rows("task", 3, np.tile(np.arange(3), 3), x.ravel(), np.ones(9), 1, 1)
+    spec.add_rows("side", 1, [0, 0], [x[0, 1], x[1, 1]], [1.0, 1.0], 0, 0)  # task 1 not to agents 0, 1
+    spec.objective_offset = 7.0
+    best = min(
+        7.0 + sum(cost[i, p[i]] for i in range(3))
+        for p in itertools.permutations(range(3))
+        if p[0] != 1 and p[1] != 1
+    )
+    return spec, best
+
+
+def multi_knapsack(seed=0, n=60, m=5):
+    """Random 0-1 multi-knapsack that needs ~70 branch-and-bound nodes (HiGHS 1.15, seed 0)."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(5, 40, (m, n)).astype(float)
+    v = rng.integers(5, 60, n).astype(float)
+    cap = w.sum(axis=1) * 0.3
+    spec = ModelSpec("mknap")
+    x = spec.add_vars("x", n, ub=1, integer=True, obj=-v)
+    spec.add_rows("cap", m, np.repeat(np.arange(m), n), np.tile(x, m), w.ravel(), -np.inf, cap)
+    spec.objective_offset = 10.0
+    # greedy feasible start (by value per total weight)
+    greedy, load = np.zeros(n), np.zeros(m)
+    for j in np.argsort(-v / w.sum(axis=0)):
+        if (load + w[:, j] <= cap).all():
+            greedy[j], load = 1.0, load + w[:, j]
+    return spec, greedy
+
+
+def objective_of(spec, x):
+    return float(spec.column_arrays()[0] @ x + spec.objective_offset)
+
+
+def test_assignment_same_optimum_through_highs_and_pyomo():
+    spec, best = assignment_spec()
+    result, x = solve_highs(spec.to_highs(), SolveOptions())
+    assert result.status == "optimal" and result.proven_optimal
+    assert result.objective == pytest.approx(best)
+    assert objective_of(spec, x) == pytest.approx(best)
+    assert (result.n_rows, result.n_cols, result.n_nonzeros, result.n_integer) == (7, 9, 20, 9)
+    for name in ("appsi_highs", "highs"):
+        r, xp = solve_pyomo(spec, name, SolveOptions())
+        assert r.status == "optimal" and r.proven_optimal and r.solver == f"pyomo:{name}"
+        assert r.objective == pytest.approx(best)
+        assert objective_of(spec, xp) == pytest.approx(best)
+        assert (r.n_rows, r.n_cols, r.n_nonzeros) == (result.n_rows, result.n_cols, result.n_nonzeros)
+        assert "pyomo" in r.versions
+
+
+def test_lp_without_integers_is_optimal_with_bound_equal_objective():
+    spec = ModelSpec("lp")
+    x = spec.add_vars("x", 2, obj=[-1.0, -1.0])
+    spec.add_rows("r", 2, [0, 0, 1, 1], [x[0], x[1], x[0], x[1]], [1.0, 2.0, 3.0, 1.0], -np.inf, [4, 6])
+    result, sol = solve_highs(spec.to_highs(), SolveOptions())
+    assert result.status == "optimal" and result.proven_optimal
+    assert result.objective == pytest.approx(-2.8) and result.bound == pytest.approx(-2.8)
+    np.testing.assert_allclose(sol, [1.6, 1.2], atol=1e-9)
+
+
+def test_infeasible_is_a_status_for_highs_and_pyomo():
+    spec = ModelSpec("infeasible")
+    x = spec.add_vars("x", 2, ub=1, integer=True, obj=1.0)
+    spec.add_rows("r", 1, [0, 0], x, [1.0, 1.0], 3, np.inf)
+    result, sol = solve_highs(spec.to_highs(), SolveOptions())
+    assert (result.status, result.objective, sol, result.proven_optimal) == ("infeasible", None, None, False)
+    for name in ("appsi_highs", "highs"):
+        r, xp = solve_pyomo(spec, name, SolveOptions())
+        assert (r.status, xp) == ("infeasible", None)
+
+
+def test_node_limit_with_and_without_solution():
+    spec, _ = multi_knapsack()
+    full, _ = solve_highs(spec.to_highs(), SolveOptions())
+    assert full.status == "optimal" and full.nodes > 5
+    limited, x = solve_highs(spec.to_highs(), SolveOptions(node_limit=5))
+    assert limited.status == "node_limit" and not limited.proven_optimal
+    assert limited.nodes <= 5 and x is not None
+    assert limited.objective >= full.objective - 1e-9 and limited.bound <= full.objective + 1e-9
+    assert objective_of(spec, x) == pytest.approx(limited.objective)
+    none, x0 = solve_highs(spec.to_highs(), SolveOptions(node_limit=0))
+    assert none.status == "node_limit_no_solution" and x0 is None and not none.has_solution
+    r, xp = solve_pyomo(spec, "appsi_highs", SolveOptions(node_limit=5))
+    assert r.status == "node_limit" and xp is not None
+
+
+def test_trace_is_monotone_and_ends_with_final():
+    spec, _ = multi_knapsack()
+    result, _ = solve_highs(spec.to_highs(), SolveOptions())
+    trace = result.trace
+    assert trace[-1]["event"] == "final" and trace[-1]["incumbent"] == result.objective
+    assert any(p["event"] == "improving" for p in trace)
+    times = [p["time"] for p in trace]
+    assert times == sorted(times) and times[-1] == result.solve_time
+    incumbents = [p["incumbent"] for p in trace if p["incumbent"] is not None]
+    assert all(b <= a + 1e-9 for a, b in zip(incumbents, incumbents[1:]))
+    assert set(p["event"] for p in trace) <= {"improving", "progress", "final"}
+
+
+def test_accepted_start_is_the_first_incumbent():
+    spec, greedy = multi_knapsack()
+    start_objective = objective_of(spec, greedy)
+    cold, _ = solve_highs(spec.to_highs(), SolveOptions())
+    result, _ = solve_highs(
+        spec.to_highs(), SolveOptions(), start=dict(enumerate(greedy)),
+        start_source="greedy", start_objective=start_objective,
+    )
+    assert result.start_accepted is True and result.start_source == "greedy"
+    assert result.trace[0]["event"] == "start"
+    assert result.trace[0]["incumbent"] == pytest.approx(start_objective)
+    assert result.status == "optimal" and result.objective == pytest.approx(cold.objective)
+    assert cold.start_accepted is None
+
+
+def test_infeasible_start_is_rejected_and_solve_still_succeeds():
+    spec, _ = multi_knapsack()
+    ones = np.ones(spec.n_cols)
+    cold, _ = solve_highs(spec.to_highs(), SolveOptions())
+    result, _ = solve_highs(spec.to_highs(), SolveOptions(), start=dict(enumerate(ones)),
+                            start_objective=objective_of(spec, ones))
+    assert result.start_accepted is False and "rejected" in result.message
+    assert result.status == "optimal" and result.objective == pytest.approx(cold.objective)
+    assert all(p["event"] != "start" for p in result.trace)
+
+
+def test_pyomo_start_acceptance():
+    spec, greedy = multi_knapsack()
+    start = {j: greedy[j] for j in range(spec.n_cols)}
+    r, _ = solve_pyomo(spec, "appsi_highs", SolveOptions(node_limit=0), start=start)
+    assert r.start_accepted is True
+    assert r.objective == pytest.approx(objective_of(spec, greedy))  # no node: the start is all we have
+    r, _ = solve_pyomo(spec, "appsi_highs", SolveOptions(node_limit=0), start=dict.fromkeys(start, 1.0))
+    assert r.start_accepted is False and "no feasible completion" in r.message
+    r, _ = solve_pyomo(spec, "highs", SolveOptions(node_limit=0), start=start)
+    assert r.start_accepted is False and "passes no MIP start" in r.message
+
+
+def test_thread_count_can_change_between_solves():
+    spec, best = assignment_spec()
+    for threads in (2, 1, 2, 1):
+        result, _ = solve_highs(spec.to_highs(), SolveOptions(threads=threads))
+        assert result.status == "optimal" and result.objective == pytest.approx(best)
+        assert result.options["threads"] == threads
+
+
+def test_legacy_pyomo_interface(monkeypatch):
+    from pyomo.opt import SolverFactory
+
+    spec, best = assignment_spec()
+    monkeypatch.setattr(_solve, "_pyomo_solver", lambda name: ("legacy", SolverFactory("appsi_highs")))
+    r, x = solve_pyomo(spec, "appsi_highs", SolveOptions())
+    assert r.status == "optimal" and r.objective == pytest.approx(best)
+    assert objective_of(spec, x) == pytest.approx(best)
+    assert "options not passed" in r.message
+
+
+def test_missing_pyomo_solver_raises_value_error_naming_it():
+    spec, _ = assignment_spec()
+    with pytest.raises(ValueError, match="'no_such_solver'.*appsi_highs"):
+        solve_pyomo(spec, "no_such_solver", SolveOptions())
+
+
+def test_result_json_round_trip_and_summary():
+    spec, greedy = multi_knapsack()
+    result, _ = solve_highs(spec.to_highs(), SolveOptions(node_limit=5), start=dict(enumerate(greedy)),
+                            start_source="greedy", start_objective=objective_of(spec, greedy))
+    d = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    back = SolveResult.from_dict(d)
+    assert back.to_dict() == d and back.status == "node_limit" and back.trace == d["trace"]
+    text = result.summary()
+    assert "node_limit" in text and "greedy" in text and "accepted" in text
+    odd = SolveResult.from_dict({**d, "gap": math.nan, "bound": -math.inf})
+    assert odd.to_dict()["gap"] is None and odd.to_dict()["bound"] is None
+    with pytest.raises(ValueError, match="unknown"):
+        SolveResult.from_dict({**d, "extra": 1})
+    with pytest.raises(ValueError, match="status"):
+        SolveResult.from_dict({**d, "status": "done"})
+    assert set(STATUSES) >= {"optimal", "infeasible", "error"}
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"time_limit": 0}, {"time_limit": -1.0}, {"rel_gap": -0.1}, {"threads": 0},
+     {"random_seed": -1}, {"node_limit": -1}, {"node_limit": 2.5}],
+)
+def test_bad_options_raise(kwargs):
+    with pytest.raises(ValueError):
+        SolveOptions(**kwargs)
+
+
+def test_bad_start_raises():
+    spec, _ = assignment_spec()
+    with pytest.raises(ValueError, match="outside"):
+        solve_highs(spec.to_highs(), SolveOptions(), start={99: 1.0})
+    with pytest.raises(TypeError, match="dict"):
+        solve_highs(spec.to_highs(), SolveOptions(), start=[1.0])
