@@ -1,0 +1,391 @@
+"""OCT-H: Bertsimas & Dunn's optimal classification tree with hyperplane splits.
+
+Reference: D. Bertsimas, J. Dunn, "Optimal classification trees", *Machine Learning*
+106 (2017) 1039–1082, Section 5 (OCT-H).
+
+Features are min-max scaled to ``[0, 1]`` (``x'``). Branch node ``m`` sends sample
+``i`` left when ``a_m·x'_i <= b_m`` and right when ``a_m·x'_i >= b_m + μ``: the
+margin ``μ`` turns the strict side into a closed constraint a MIP can state. Notation
+as in :mod:`optitree.formulations.oct`; ``U`` are the non-constant features.
+
+.. math::
+
+    \\min\\; \\frac{1}{\\hat L} \\sum_t L_t + \\alpha \\sum_{m,j} s_{mj}
+
+    \\begin{aligned}
+    & -\\hat a_{mj} \\le a_{mj} \\le \\hat a_{mj} \\le s_{mj} \\le d_m,\\quad
+      \\textstyle\\sum_j \\hat a_{mj} \\le d_m,\\quad -d_m \\le b_m \\le d_m,\\quad
+      d_m \\le d_{p(m)} && \\text{(hyperplane, feature use)}\\\\
+    & \\textstyle\\sum_t z_{it} = 1,\\quad z_{it} \\le l_t,\\quad \\sum_i n_i z_{it} \\ge N_{\\min} l_t,
+      \\quad l_t \\le d_m\\ (m \\in A_L(t)) && \\text{(assignment, as in OCT)}\\\\
+    & a_m \\cdot x'_i - b_m \\le M_i (1 - z_{it}) \\quad (m \\in A_L(t))
+      && \\text{(left routing)}\\\\
+    & a_m \\cdot x'_i - b_m - \\mu d_m \\ge -(M_i + \\mu)(1 - z_{it}) \\quad (m \\in A_R(t))
+      && \\text{(right routing)}\\\\
+    & \\text{leaf labels and } L_t \\text{ exactly as in OCT}
+    \\end{aligned}
+
+with ``s`` binary (feature ``j`` used at node ``m``) and the tightest big-M
+``M_i = 1 + max_{j∈U} x'_ij`` (``|a_m·x'_i| <= Σ_j |a_mj| x'_ij <= max_j x'_ij`` and
+``|b_m| <= 1``). ``|a_mj| <= s_mj`` is stated through ``â`` (``â <= s`` replaces the
+paper's ``-s <= a <= s``: the same feasible set, half the rows). The margin enters
+the right rows as ``μ d_m`` rather than ``μ`` so that a non-splitting node
+(``a = 0, b = 0``) can send samples right — the heap convention of
+:class:`greedy.HeapTree` — while ``l_t <= d_m`` forbids the left.
+
+The margin ``μ`` (``margin``, in scaled projection units; default ``1e-4``)
+------------------------------------------------------------------------------
+Samples whose projection falls strictly between ``b`` and ``b + μ`` can go neither
+way: the model treats hyperplanes passing within ``μ`` of a sample as *ambiguous*
+and never uses them. A larger ``μ`` forbids more hyperplanes (and makes a
+univariate start infeasible when two values of its feature are closer than ``μ``
+after scaling); a smaller one falls towards the solver's feasibility tolerance
+(``~1e-6`` times the big-M), where a slightly fractional ``z`` lets a sample sit on
+the wrong side. ``1e-4`` keeps a 25× safety factor over that tolerance. The decoded
+threshold is re-centred halfway between the largest left and the smallest right
+projection of the training samples, so the returned tree partitions the training
+data exactly like the model and has the same objective.
+
+The objective charges ``α`` per feature used per split (``Σ s``), so a univariate
+split costs ``α`` as in OCT. Decoded splits with a single non-zero coefficient are
+returned as ordinary univariate splits.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from greedy import OBLIQUE, PASS_THROUGH, HeapTree, Tree
+
+from .._model import ModelSpec
+from ._base import TreeFormulation, leaf_ancestors
+
+__all__ = ["OCTHFormulation"]
+
+_MARGIN_FLOOR = 1e-5  # below this the margin drowns in the solver's tolerances
+
+
+class OCTHFormulation(TreeFormulation):
+    """OCT-H as a :class:`~optitree._model.ModelSpec` (see the module docstring).
+
+    Parameters
+    ----------
+    X, y, depth, n_classes, alpha, min_samples_leaf, sample_weight, merge_duplicates
+        See :class:`~optitree.formulations.TreeFormulation`. ``alpha`` is charged
+        per feature used per split.
+    margin : float, default=1e-4
+        ``μ``: gap between the left (``a·x' <= b``) and right (``a·x' >= b + μ``)
+        sides, in scaled units; must lie in ``[1e-5, 0.5]``.
+
+    Attributes
+    ----------
+    X_scaled : ndarray of shape (n_rows, n_features)
+        Min-max scaled modelled rows (0 for constant features).
+    x_min, x_range : ndarray of shape (n_features,)
+        The scaling: ``x' = (x - x_min) / x_range``.
+    usable : ndarray of bool, shape (n_features,)
+        Non-constant features (the others get no coefficient).
+
+    Variable blocks: ``a, ahat, s (B, F)``, ``b, d (B,)``, ``z (N, 2**D)``, ``l (2**D,)``,
+    ``c, Nkt (2**D, K)``, ``Nt, Lt (2**D,)``.
+    """
+
+    name = "oct-h"
+
+    def __init__(self, X, y, *, depth, margin: float = 1e-4, **kwargs):
+        super().__init__(X, y, depth=depth, **kwargs)
+        if not isinstance(margin, numbers.Real) or not _MARGIN_FLOOR <= margin <= 0.5:
+            raise ValueError(f"margin must be a number in [{_MARGIN_FLOOR:g}, 0.5], got {margin!r}")
+        self.margin = float(margin)
+        self.x_min = self.X.min(axis=0)
+        span = self.X.max(axis=0) - self.x_min
+        self.usable = span > 0
+        self.x_range = np.where(self.usable, span, 1.0)
+        self.X_scaled = np.where(self.usable, (self.X - self.x_min) / self.x_range, 0.0)
+        self._big_m = 1.0 + (self.X_scaled.max(axis=1) if self.usable.any() else np.zeros(self.n_samples))
+        self._anc, self._left = leaf_ancestors(self.depth)
+
+    # ------------------------------------------------------------------ size
+    def estimate_size(self) -> tuple[int, int, int]:
+        N, F, K, B, L, D = self.n_samples, self.n_features, self.n_classes, self.n_branch, self.n_leaves, self.depth
+        nU = int(self.usable.sum())
+        P = L * D // 2  # (leaf, ancestor) pairs per direction
+        nnz_x = int(np.count_nonzero(self.X_scaled))
+        cols = 3 * B * F + 2 * B + N * L + L + 2 * L * K + 2 * L
+        rows = 4 * B * nU + B + 2 * B + _skeleton_rows(self) + 2 * P * N + _class_leaf_rows(self)
+        nnz = (
+            4 * B * nU * 2 + B * (nU + 1) + 2 * B * 2  # abs, feature use, budget, threshold caps
+            + _skeleton_nnz(self)
+            + P * (nnz_x + 2 * N) + P * (nnz_x + 3 * N)  # left / right routing
+            + _class_leaf_nnz(self)
+        )
+        return rows, cols, nnz
+
+    # ------------------------------------------------------------------ model
+    def build(self) -> ModelSpec:
+        N, F, B, L = self.n_samples, self.n_features, self.n_branch, self.n_leaves
+        U = np.flatnonzero(self.usable)
+        nU = U.size
+        usable = np.broadcast_to(self.usable.astype(float), (B, F))
+        spec = ModelSpec(f"octh_depth{self.depth}")
+        a = spec.add_vars("a", (B, F), lb=-usable, ub=usable)
+        ahat = spec.add_vars("ahat", (B, F), ub=usable)
+        s = spec.add_vars("s", (B, F), ub=usable, integer=True, obj=self.alpha)
+        b = spec.add_vars("b", B, lb=-1.0, ub=1.0)
+        d = spec.add_vars("d", B, ub=1.0, integer=True)
+        z = spec.add_vars("z", (N, L), ub=1.0, integer=True)
+        l = spec.add_vars("l", L, ub=1.0, integer=True)
+
+        def pairs(name, first, second, coef_second, lb, ub):
+            """Rows ``first - / + second`` over (m, j in U): 2 entries each."""
+            n = first.size
+            spec.add_rows(name, n, np.repeat(np.arange(n), 2), np.column_stack([first, second]).ravel(),
+                          np.tile([1.0, coef_second], n), lb, ub)
+
+        aU, ahatU, sU, dU = a[:, U].ravel(), ahat[:, U].ravel(), s[:, U].ravel(), np.repeat(d, nU)
+        pairs("abs_upper", aU, ahatU, -1.0, -np.inf, 0.0)  # a - ahat <= 0
+        pairs("abs_lower", aU, ahatU, 1.0, 0.0, np.inf)  # a + ahat >= 0
+        pairs("feature_use", ahatU, sU, -1.0, -np.inf, 0.0)  # ahat - s <= 0
+        pairs("use_needs_split", sU, dU, -1.0, -np.inf, 0.0)  # s - d <= 0
+        # sum_j ahat_mj - d_m <= 0
+        spec.add_rows("coef_budget", B, np.repeat(np.arange(B), nU + 1),
+                      np.column_stack([ahat[:, U], d[:, None]]).ravel(), np.tile(np.r_[np.ones(nU), -1.0], B),
+                      -np.inf, 0.0)
+        pairs("threshold_upper", b, d, -1.0, -np.inf, 0.0)  # b - d <= 0
+        pairs("threshold_lower", b, d, 1.0, 0.0, np.inf)  # b + d >= 0
+        add_skeleton_rows(self, spec, d, z, l)
+        (kl, ml), (kr, mr) = routing_pairs(self)
+        self._add_routing(spec, "route_left", a, b, d, z, kl, ml, left=True)
+        self._add_routing(spec, "route_right", a, b, d, z, kr, mr, left=False)
+        add_class_leaf_rows(self, spec, z, l)
+        self.spec = spec
+        self.vars = {name: blk.indices for name, blk in spec.var_blocks.items()}
+        return spec
+
+    def _add_routing(self, spec, name, a, b, d, z, leaf_k, anc_m, *, left):
+        """Routing rows for every (pair, sample); row ``p * N + i``.
+
+        Left:  ``a_m·x'_i - b_m + M_i z_it <= M_i``;
+        right: ``a_m·x'_i - b_m - μ d_m - (M_i + μ) z_it >= -(M_i + μ)``.
+        """
+        N, mu = self.n_samples, self.margin
+        U = np.flatnonzero(self.usable)
+        P = leaf_k.size
+        row = np.arange(P * N).reshape(P, N)
+        m0 = anc_m - 1
+        big_m = self._big_m if left else self._big_m + mu
+        rows = [np.repeat(row.ravel(), U.size), row.ravel(), row.ravel()]
+        cols = [a[m0][:, None, U].repeat(N, axis=1).ravel(), np.repeat(b[m0], N), z[:, leaf_k].T.ravel()]
+        vals = [np.tile(self.X_scaled[:, U].ravel(), P), np.full(P * N, -1.0), np.tile(big_m if left else -big_m, P)]
+        if not left:
+            rows.append(row.ravel()), cols.append(np.repeat(d[m0], N)), vals.append(np.full(P * N, -mu))
+        bound = np.tile(big_m, P)
+        lb, ub = (-np.inf, bound) if left else (-bound, np.inf)
+        spec.add_rows(name, P * N, np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), lb, ub)
+
+    # ------------------------------------------------------------------ trees
+    def objective_of_tree(self, tree: Tree) -> float:
+        """``E(T) / L̂ + α · (number of non-zero split coefficients)``, recomputed with numpy.
+
+        A univariate split uses one feature, so for axis-aligned trees this equals
+        OCT's objective.
+        """
+        n_used = features_used(tree)
+        return super().objective_of_tree(tree) + self.alpha * (n_used - tree.n_splits)
+
+    def _hyperplane(self, coef: np.ndarray, threshold: float) -> tuple[np.ndarray, float]:
+        """Scaled ``(a, θ')`` with ``Σ|a| = 1`` equivalent to ``coef·x <= threshold``."""
+        a = np.where(self.usable, coef * self.x_range, 0.0)
+        norm = np.abs(a).sum()
+        shift = float(coef @ self.x_min)
+        if norm == 0:
+            return a, 0.0 if threshold >= shift else -1.0
+        return a / norm, (threshold - shift) / norm
+
+    def _start_columns(self, tree: Tree) -> np.ndarray:
+        v, B, F = self.vars, self.n_branch, self.n_features
+        x = np.zeros(self.spec.n_cols)
+        heap = tree.to_heap(self.depth)
+        for m in np.flatnonzero(heap.feature != PASS_THROUGH):
+            if heap.feature[m] == OBLIQUE:
+                coef = heap.split_coef[m]
+            else:
+                coef = np.zeros(F)
+                coef[heap.feature[m]] = 1.0
+            a, theta = self._hyperplane(coef, heap.threshold[m])
+            proj = self.X_scaled @ a
+            left = proj <= theta + 1e-12
+            b = proj[left].max() if left.any() else theta  # the tightest b with this partition
+            x[v["a"][m]], x[v["ahat"][m]] = a, np.abs(a)
+            x[v["s"][m]] = a != 0
+            x[v["d"][m]], x[v["b"][m]] = 1.0, np.clip(b, -1.0, 1.0)
+        set_class_leaf_start(self, tree, x)
+        return x
+
+    def _heap_from_solution(self, x) -> HeapTree:
+        spec, B, F = self.spec, self.n_branch, self.n_features
+        s = spec.block_values(x, "s") > 0.5
+        a = np.where(s, spec.block_values(x, "a"), 0.0)
+        b = spec.block_values(x, "b")
+        split = spec.block_values(x, "d") > 0.5
+        coef = np.where(self.usable, a / self.x_range, 0.0)
+        # un-scale a·x' <= b + μ/2 (the middle of the ambiguous band): coef·x <= b + μ/2 + coef·x_min
+        threshold = np.where(split, b + 0.5 * self.margin + coef @ self.x_min, 0.0)
+        feature = np.where(split, OBLIQUE, PASS_THROUGH)
+        return HeapTree(self.depth, feature, threshold, np.zeros((self.n_leaves, self.n_classes)),
+                        np.where(split[:, None], coef, 0.0))
+
+    def decode(self, spec, x) -> Tree:
+        """As :meth:`TreeFormulation.decode`; single-coefficient hyperplanes become univariate splits."""
+        return self._axis_aligned(super().decode(spec, x))
+
+    def _axis_aligned(self, tree: Tree) -> Tree:
+        """Rewrite oblique nodes with one non-zero coefficient as ``x_j <= t`` (same partition)."""
+        if tree.split_coef is None:
+            return tree
+        d = tree.to_dict()
+        coef = tree.split_coef
+        nonzero = coef != 0
+        single = np.flatnonzero((tree.feature == OBLIQUE) & (nonzero.sum(axis=1) == 1))
+        if single.size == 0:
+            return tree
+        feature, threshold = np.array(d["feature"]), tree.threshold.copy()
+        left, right = np.array(d["children_left"]), np.array(d["children_right"])
+        j = nonzero[single].argmax(axis=1)
+        c = coef[single, j]
+        feature[single] = j
+        threshold[single] = threshold[single] / c
+        flip = single[c < 0]  # c x <= t  <=>  x >= t / c: the sides swap
+        left[flip], right[flip] = right[flip], left[flip].copy()
+        split_coef = coef.copy()
+        split_coef[single] = 0.0
+        d.update(feature=feature, threshold=threshold, children_left=left, children_right=right,
+                 split_coef=split_coef if (feature == OBLIQUE).any() else None)
+        if d["split_coef"] is None:
+            del d["split_coef"]
+        return self.canonical_tree(Tree.from_dict(d))[0]
+
+
+def features_used(tree: Tree) -> int:
+    """Number of (split, feature) pairs of ``tree``: 1 per univariate split, the non-zero coefficients of a hyperplane."""
+    internal = ~tree.is_leaf
+    oblique = internal & (tree.feature == OBLIQUE)
+    n = int((internal & ~oblique).sum())
+    if oblique.any():
+        n += int(np.count_nonzero(tree.split_coef[oblique]))
+    return n
+
+
+# ---------------------------------------------------------------------- shared skeleton
+def routing_pairs(form):
+    """(leaf index k, ancestor heap id m) of the left and of the right routing rows."""
+    anc, goes_left = leaf_ancestors(form.depth)
+    k, s = np.nonzero(goes_left)
+    left = (k, anc[k, s])
+    k, s = np.nonzero(~goes_left)
+    return left, (k, anc[k, s])
+
+
+def _skeleton_rows(form) -> int:
+    N, B, L, D = form.n_samples, form.n_branch, form.n_leaves, form.depth
+    return (B - 1) + N + N * L + L + L * D // 2
+
+
+def _skeleton_nnz(form) -> int:
+    N, B, L, D = form.n_samples, form.n_branch, form.n_leaves, form.depth
+    return 2 * (B - 1) + N * L + 2 * N * L + L * (int((form.count > 0).sum()) + 1) + 2 * (L * D // 2)
+
+
+def add_skeleton_rows(form, spec, d, z, l) -> None:
+    """The tree skeleton every routing formulation shares (Bertsimas & Dunn).
+
+    ``d_m <= d_p(m)``; ``Σ_t z_it = 1``; ``z_it <= l_t``; ``Σ_i n_i z_it >= N_min l_t``;
+    ``l_t <= d_m`` for ``m ∈ A_L(t)`` (a non-splitting node sends everything right).
+    """
+    N, B, L = form.n_samples, form.n_branch, form.n_leaves
+    child = np.arange(2, B + 1)
+    spec.add_rows("split_parent", B - 1, np.repeat(np.arange(B - 1), 2),
+                  np.column_stack([d[child - 1], d[child // 2 - 1]]).ravel(), np.tile([1.0, -1.0], B - 1),
+                  -np.inf, 0.0)
+    spec.add_rows("assign", N, np.repeat(np.arange(N), L), z.ravel(), np.ones(N * L), 1.0, 1.0)
+    r = np.arange(N * L)
+    spec.add_rows("leaf_used", N * L, np.repeat(r, 2), np.column_stack([z.ravel(), np.tile(l, N)]).ravel(),
+                  np.tile([1.0, -1.0], N * L), -np.inf, 0.0)
+    spec.add_rows("leaf_min_size", L, np.r_[np.tile(np.arange(L), N), np.arange(L)], np.r_[z.ravel(), l],
+                  np.r_[np.repeat(form.count, L), np.full(L, -float(form.min_samples_leaf))], 0.0, np.inf)
+    (kl, ml), _ = routing_pairs(form)
+    P = kl.size
+    spec.add_rows("leaf_needs_split", P, np.repeat(np.arange(P), 2), np.column_stack([l[kl], d[ml - 1]]).ravel(),
+                  np.tile([1.0, -1.0], P), -np.inf, 0.0)
+
+
+def heap_leaf_of_samples(form, tree: Tree) -> np.ndarray:
+    """Heap leaf index ``k`` (0-based) of every modelled sample for a compact tree of depth <= D.
+
+    A compact leaf above depth ``D`` maps to the rightmost heap leaf below it (the
+    pass-through convention).
+    """
+    hid = form._heap_ids(tree)[tree.apply(form.X)]
+    below = form.depth - np.floor(np.log2(hid)).astype(np.int64)
+    return ((hid + 1) << below) - 1 - form.n_leaves
+
+
+def set_skeleton_start(form, tree: Tree, x: np.ndarray) -> np.ndarray:
+    """Write ``z`` and ``l`` of ``tree`` into the solution vector ``x``; return the samples' heap leaves."""
+    leaf_k = heap_leaf_of_samples(form, tree)
+    x[form.vars["z"][np.arange(form.n_samples), leaf_k]] = 1.0
+    x[form.vars["l"][np.bincount(leaf_k, minlength=form.n_leaves) > 0]] = 1.0
+    return leaf_k
+
+
+# ---------------------------------------------------------------------- classification leaves
+def _class_leaf_rows(form) -> int:
+    L, K = form.n_leaves, form.n_classes
+    return L + L * K + L + L * K
+
+
+def _class_leaf_nnz(form) -> int:
+    L, K = form.n_leaves, form.n_classes
+    nz_w = int((form.weight > 0).sum())
+    return L * (K + 1) + L * K + L * nz_w + L + L * nz_w + 4 * L * K
+
+
+def add_class_leaf_rows(form, spec, z, l) -> None:
+    """Leaf labels and misclassified weight, as in OCT.
+
+    ``Σ_k c_tk = l_t``; ``N_tk = Σ_{i: y_i = k} w_i z_it``; ``N_t = Σ_i w_i z_it``;
+    ``L_t >= N_t - N_tk - W (1 - c_tk)``, ``L_t >= 0`` (objective ``L_t / L̂``).
+    """
+    N, K, L = form.n_samples, form.n_classes, form.n_leaves
+    w, W = form.weight, form.total_weight
+    c = spec.add_vars("c", (L, K), ub=1.0, integer=True)
+    Nkt = spec.add_vars("Nkt", (L, K))
+    Nt = spec.add_vars("Nt", L)
+    Lt = spec.add_vars("Lt", L, obj=form.error_scale)
+    spec.add_rows("leaf_label", L, np.repeat(np.arange(L), K + 1), np.column_stack([c, l[:, None]]).ravel(),
+                  np.tile(np.r_[np.ones(K), -1.0], L), 0.0, 0.0)
+    rows_i = (np.arange(L)[None, :] * K + form.y[:, None]).ravel()  # (N, L) order of z
+    spec.add_rows("class_weight", L * K, np.r_[np.arange(L * K), rows_i], np.r_[Nkt.ravel(), z.ravel()],
+                  np.r_[np.ones(L * K), -np.repeat(w, L)], 0.0, 0.0)
+    spec.add_rows("leaf_weight", L, np.r_[np.arange(L), np.tile(np.arange(L), N)], np.r_[Nt, z.ravel()],
+                  np.r_[np.ones(L), -np.repeat(w, L)], 0.0, 0.0)
+    tk = np.arange(L * K)
+    t_of = tk // K
+    spec.add_rows("misclassified", L * K, np.repeat(tk, 4),
+                  np.column_stack([Lt[t_of], Nt[t_of], Nkt.ravel(), c.ravel()]).ravel(),
+                  np.tile([1.0, -1.0, 1.0, -W], L * K), -W, np.inf)
+
+
+def set_class_leaf_start(form, tree: Tree, x: np.ndarray) -> None:
+    """Write ``z, l, c, Nkt, Nt, Lt`` of ``tree`` (majority labels) into ``x``."""
+    v, L, K = form.vars, form.n_leaves, form.n_classes
+    leaf_k = set_skeleton_start(form, tree, x)
+    Nkt = np.zeros((L, K))
+    np.add.at(Nkt, (leaf_k, form.y), form.weight)
+    used = np.bincount(leaf_k, minlength=L) > 0
+    x[v["c"][np.flatnonzero(used), Nkt.argmax(axis=1)[used]]] = 1.0
+    x[v["Nkt"]] = Nkt
+    x[v["Nt"]] = Nkt.sum(axis=1)
+    x[v["Lt"]] = np.where(used, Nkt.sum(axis=1) - Nkt.max(axis=1), 0.0)

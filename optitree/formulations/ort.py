@@ -1,0 +1,367 @@
+"""ORT / ORT-L: optimal regression trees with constant or linear leaves.
+
+Reference: D. Bertsimas, J. Dunn, *Machine Learning under a Modern Optimization Lens*
+(Dynamic Ideas, 2019), chapter 8 (optimal regression trees).
+
+The splits, routing and assignment are exactly OCT's (:mod:`optitree.formulations.oct`:
+univariate splits on scaled features with per-feature ``ε_j``); only the leaves change.
+Leaf ``t`` predicts ``β_t`` (``leaf_model="constant"``) or
+``β_t + r_y Σ_j w_tj (x̃_ij - 1/2)`` (``leaf_model="linear"``), with ``x̃`` the min-max
+scaled features, ``r_y`` the target range and ``w = w⁺ - w⁻`` under the L1 budget
+``Σ_j (w⁺_tj + w⁻_tj) <= C`` (``coef_budget``): the linear part of a leaf varies by at
+most ``C`` target ranges over the training box. Centring at ``1/2`` makes ``β_t`` the
+prediction at the box centre, so ``β_t ∈ [y_min - C r_y / 2, y_max + C r_y / 2]``
+contains an optimal value and the big-M stays tight. Absolute error per sample:
+
+.. math::
+
+    f_i \\ge \\pm\\,(y_i - \\hat y_{it}) - M_i (1 - z_{it}),\\qquad
+    M_i = \\max(y_i - y_{\\min},\\, y_{\\max} - y_i) + C r_y\\,[\\text{linear}]
+
+    \\min\\; \\frac{1}{\\hat L} \\sum_i w_i f_i + \\alpha \\sum_m d_m
+        + \\lambda \\sum_{t,j} (w^+_{tj} + w^-_{tj})
+
+with ``L̂`` the loss of the best constant (weighted median / mean) and ``λ``
+``leaf_alpha``.
+
+Squared error (HiGHS 1.15 has no MIQP)
+--------------------------------------
+HiGHS refuses mixed-integer problems with a quadratic objective ("Cannot solve MIQP
+problems with HiGHS"). ``loss="squared"`` therefore minimises an *outer
+piecewise-linear approximation* ``q_i >= 2 e_k f_i - e_k^2`` of ``f_i^2`` with tangents
+at ``e_0 = 0`` and ``e_k = M ρ^{-k}`` down to ``10^-3 M`` (``ρ = 1.2``, 39 tangents;
+``M = max_i M_i``). Between consecutive tangents the approximation underestimates
+``f^2`` by at most ``((ρ-1)/(ρ+1))^2 ≈ 0.83 %`` relatively, and by at most
+``(5·10^-4 M)^2`` per sample below ``10^-3 M``. Because it never overestimates, the
+model's dual bound is a valid lower bound on the exact squared-error optimum. The
+estimator refits constant leaves to weighted means, reports the *exact* squared error of
+the returned tree as the objective and recomputes the gap against that bound.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+
+import numpy as np
+
+from greedy import LEAF_FEATURE, PASS_THROUGH, TREE_LEAF, Tree
+
+from .._model import ModelSpec
+from .oct import OCTFormulation
+from .octh import add_skeleton_rows, routing_pairs, set_skeleton_start, _skeleton_nnz, _skeleton_rows
+
+__all__ = ["ORTFormulation", "LEAF_MODELS", "LOSSES", "weighted_median", "squared_tangents"]
+
+LEAF_MODELS = ("constant", "linear")
+LOSSES = ("absolute", "squared")
+_TANGENT_RATIO = 1.2
+_TANGENT_FLOOR = 1e-3
+
+
+def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """A minimiser of ``Σ w_i |v_i - m|``: the middle of the weighted median interval."""
+    order = np.argsort(values, kind="stable")
+    v, cum = values[order], np.cumsum(weights[order])
+    half = 0.5 * cum[-1]
+    lo = int(np.searchsorted(cum, half * (1 - 1e-12)))
+    hi = int(np.searchsorted(cum, half * (1 + 1e-12), side="right"))
+    return 0.5 * (v[lo] + v[min(hi, v.size - 1)])
+
+
+def squared_tangents(max_residual: float) -> np.ndarray:
+    """Tangent points ``0`` and ``M ρ^{-k}`` (``k >= 0``) down to ``10^-3 M`` (module docstring)."""
+    if max_residual <= 0:
+        return np.zeros(1)
+    n = int(np.ceil(np.log(1 / _TANGENT_FLOOR) / np.log(_TANGENT_RATIO))) + 1
+    return np.r_[0.0, max_residual * _TANGENT_RATIO ** -np.arange(n)[::-1]]
+
+
+class ORTFormulation(OCTFormulation):
+    """Optimal regression tree (ORT / ORT-L) as a :class:`~optitree._model.ModelSpec`.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Finite real targets.
+    depth, alpha, min_samples_leaf, sample_weight, merge_duplicates, feature_scaling
+        As for :class:`~optitree.formulations.oct.OCTFormulation` (``alpha`` per split,
+        in units of the baseline loss ``L̂``). Duplicate rows are merged only when
+        their targets are equal too.
+    leaf_model : {"constant", "linear"}, default="constant"
+    loss : {"absolute", "squared"}, default="absolute"
+        ``"squared"`` is solved through a piecewise-linear outer approximation (module
+        docstring).
+    coef_budget : float, default=2.0
+        ``C`` > 0: L1 budget of each linear leaf, in target ranges over the training box
+        (``Σ_j |coef_j| · range(x_j) <= C · range(y)``). Ignored for constant leaves.
+    leaf_alpha : float, default=0.0
+        ``λ`` >= 0: objective penalty per unit of that L1 norm (linear leaves).
+
+    Attributes
+    ----------
+    target, target_train : ndarray
+        Targets of the modelled (merged) rows and of the training rows.
+    baseline_error : float
+        ``L̂``: weighted loss of the best constant prediction.
+    tangents : ndarray or None
+        Tangent points of the squared-error approximation.
+
+    Variable blocks: OCT's ``a, b, d, z, l``, then ``beta (2**D,)``, ``f (N,)``, for
+    linear leaves ``wp, wm (2**D, F)``, for squared error ``q (N,)``.
+    """
+
+    name = "ort"
+
+    def __init__(
+        self, X, y, *, depth, leaf_model: str = "constant", loss: str = "absolute",
+        coef_budget: float = 2.0, leaf_alpha: float = 0.0, **kwargs,
+    ):
+        y = np.asarray(y)
+        if y.ndim != 1 or not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
+            raise ValueError(f"y must be a 1-D array of real targets, got shape {y.shape} and dtype {y.dtype}")
+        y = y.astype(np.float64)
+        if not np.isfinite(y).all():
+            raise ValueError("y contains NaN or infinite values")
+        if leaf_model not in LEAF_MODELS:
+            raise ValueError(f"leaf_model must be one of {LEAF_MODELS}, got {leaf_model!r}")
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+        for name, value, low in (("coef_budget", coef_budget, 0.0), ("leaf_alpha", leaf_alpha, None)):
+            if not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0 or value == low:
+                raise ValueError(f"{name} must be a finite number {'> 0' if low is not None else '>= 0'}, got {value!r}")
+        # the base class merges duplicate rows by (X, class code): codes of the distinct
+        # target values merge exactly the rows whose features and targets are equal
+        values, codes = np.unique(y, return_inverse=True)
+        super().__init__(X, codes.reshape(-1), depth=depth, n_classes=values.size, **kwargs)
+        self.leaf_model, self.loss = leaf_model, loss
+        self.coef_budget, self.leaf_alpha = float(coef_budget), float(leaf_alpha)
+        self.target, self.target_train = values[self.y], y
+        t, w = self.target, self.weight
+        self.y_min, self.y_max = float(t.min()), float(t.max())
+        self.y_range = self.y_max - self.y_min if self.y_max > self.y_min else 1.0
+        if loss == "absolute":
+            self.baseline_error = float(w @ np.abs(t - weighted_median(t, w)))
+        else:
+            self.baseline_error = float(w @ (t - np.average(t, weights=w)) ** 2)
+        self.error_scale = 1.0 / self.baseline_error if self.baseline_error > 0 else 1.0
+        # linear leaves: min-max scaled, centred features (independent of feature_scaling)
+        lo = self.X.min(axis=0)
+        span = self.X.max(axis=0) - lo
+        self._leaf_min, self._leaf_range = lo, np.where(span > 0, span, 1.0)
+        self.X_leaf = np.where(span > 0, (self.X - lo) / self._leaf_range - 0.5, 0.0)
+        linear = leaf_model == "linear"
+        self._beta_slack = 0.5 * self.coef_budget * self.y_range if linear else 0.0
+        self._loss_m = np.maximum(t - self.y_min, self.y_max - t) + 2 * self._beta_slack
+        self.tangents = squared_tangents(float(self._loss_m.max())) if loss == "squared" else None
+
+    # ------------------------------------------------------------------ size
+    def estimate_size(self) -> tuple[int, int, int]:
+        N, F, B, L, D = self.n_samples, self.n_features, self.n_branch, self.n_leaves, self.depth
+        U = self.usable
+        nU = int(U.sum())
+        P = L * D // 2
+        linear = self.leaf_model == "linear"
+        n_tan = 0 if self.tangents is None else self.tangents.size - 1
+        cols = B * F + 2 * B + N * L + L + L + N + (2 * L * F if linear else 0) + (N if n_tan else 0)
+        rows = B + B + _skeleton_rows(self) + 2 * P * N + 2 * N * L + (L if linear else 0) + N * n_tan
+        nnz_x = int(np.count_nonzero(self.X_leaf[:, U]))
+        nnz = (
+            B * (F + 1) + 2 * B + _skeleton_nnz(self)
+            + P * (N * (nU + 1) + int((self._m_left > 0).sum()))
+            + P * (int((self.X_scaled[:, U] != 0).sum()) + N + int((self._m_right > 0).sum()))
+            + 2 * (3 * N * L - int((self._loss_m == 0).sum()) * L + (2 * L * nnz_x if linear else 0))
+            + (2 * L * nU if linear else 0) + 2 * N * n_tan
+        )
+        return rows, cols, nnz
+
+    # ------------------------------------------------------------------ model
+    def build(self) -> ModelSpec:
+        N, F, B, L = self.n_samples, self.n_features, self.n_branch, self.n_leaves
+        linear = self.leaf_model == "linear"
+        spec = ModelSpec(f"ort{'l' if linear else ''}_depth{self.depth}")
+        a = spec.add_vars("a", (B, F), ub=np.broadcast_to(self.usable.astype(float), (B, F)), integer=True)
+        b = spec.add_vars("b", B, ub=1.0)
+        d = spec.add_vars("d", B, ub=1.0, integer=True, obj=self.alpha)
+        z = spec.add_vars("z", (N, L), ub=1.0, integer=True)
+        l = spec.add_vars("l", L, ub=1.0, integer=True)
+        # sum_j a_mj - d_m = 0;  b_m - d_m <= 0
+        spec.add_rows("split_feature", B, np.repeat(np.arange(B), F + 1), np.column_stack([a, d[:, None]]).ravel(),
+                      np.tile(np.r_[np.ones(F), -1.0], B), 0.0, 0.0)
+        spec.add_rows("threshold_cap", B, np.repeat(np.arange(B), 2), np.column_stack([b, d]).ravel(),
+                      np.tile([1.0, -1.0], B), -np.inf, 0.0)
+        add_skeleton_rows(self, spec, d, z, l)
+        (kl, ml), (kr, mr) = routing_pairs(self)
+        self._add_routing(spec, "route_left", a, b, z, kl, ml, self.X_scaled + self.epsilon, self._m_left, left=True)
+        self._add_routing(spec, "route_right", a, b, z, kr, mr, self.X_scaled, self._m_right, left=False)
+        self._add_leaf_loss(spec, z)
+        self.spec = spec
+        self.vars = {name: blk.indices for name, blk in spec.var_blocks.items()}
+        return spec
+
+    def _add_leaf_loss(self, spec, z) -> None:
+        """Leaf models, residual rows ``f_i >= ±(y_i - ŷ_it) - M_i (1 - z_it)`` and the squared-error tangents.
+
+        Row ``i * L + t``: ``f_i ± (β_t + r_y Σ_j w_tj x̃_ij) - M_i z_it >= ±y_i - M_i``.
+        """
+        N, L = self.n_samples, self.n_leaves
+        t, w, M = self.target, self.weight, self._loss_m
+        squared = self.loss == "squared"
+        beta = spec.add_vars("beta", L, lb=self.y_min - self._beta_slack, ub=self.y_max + self._beta_slack)
+        f = spec.add_vars("f", N, ub=M, obj=0.0 if squared else self.error_scale * w)
+        r = np.arange(N * L)
+        i_of, t_of = r // L, r % L
+        # f_i - M_i z_it, then the prediction part: beta_t (+ r_y sum_j (wp - wm)_tj x~_ij)
+        rows, cols, vals = [r, r], [f[i_of], z.ravel()], [np.ones(N * L), -M[i_of]]
+        p_rows, p_cols, p_vals = [r], [beta[t_of]], [np.ones(N * L)]
+        if self.leaf_model == "linear":
+            U = np.flatnonzero(self.usable)
+            budget_ub = np.broadcast_to(self.coef_budget * self.usable, (L, self.n_features))
+            wp = spec.add_vars("wp", (L, self.n_features), ub=budget_ub, obj=self.leaf_alpha)
+            wm = spec.add_vars("wm", (L, self.n_features), ub=budget_ub, obj=self.leaf_alpha)
+            xr = self.y_range * self.X_leaf[:, U][i_of].ravel()  # (N*L*|U|,)
+            rr = np.repeat(r, U.size)
+            p_rows += [rr, rr]
+            p_cols += [wp[t_of][:, U].ravel(), wm[t_of][:, U].ravel()]
+            p_vals += [xr, -xr]
+            spec.add_rows("coef_budget", L, np.repeat(np.arange(L), 2 * U.size),
+                          np.column_stack([wp[:, U], wm[:, U]]).ravel(), np.ones(2 * L * U.size), -np.inf,
+                          self.coef_budget)
+        rows, cols = np.concatenate(rows + p_rows), np.concatenate(cols + p_cols)
+        vals, p_vals = np.concatenate(vals), np.concatenate(p_vals)
+        spec.add_rows("residual_upper", N * L, rows, cols, np.r_[vals, p_vals], t[i_of] - M[i_of], np.inf)
+        spec.add_rows("residual_lower", N * L, rows, cols, np.r_[vals, -p_vals], -t[i_of] - M[i_of], np.inf)
+        if squared:
+            q = spec.add_vars("q", N, obj=self.error_scale * w)
+            e = self.tangents[1:]
+            K = e.size
+            rk = np.arange(N * K)
+            # q_i - 2 e_k f_i >= -e_k^2
+            spec.add_rows("tangent", N * K, np.repeat(rk, 2), np.column_stack([np.repeat(q, K), np.repeat(f, K)]).ravel(),
+                          np.column_stack([np.ones(N * K), np.tile(-2 * e, N)]).ravel(), np.tile(-(e**2), N), np.inf)
+
+    # ------------------------------------------------------------------ trees
+    def _check_tree(self, tree: Tree) -> None:
+        if not isinstance(tree, Tree):
+            raise TypeError(f"expected a greedy.Tree, got {type(tree).__name__}")
+        if tree.n_features != self.n_features:
+            raise ValueError(f"tree has {tree.n_features} features, the data has {self.n_features}")
+        if tree.category_left is not None and tree.categorical_nodes.any():
+            raise ValueError("categorical splits are not supported by threshold formulations")
+
+    def _with_statistics(self, tree: Tree) -> Tree:
+        """Regression statistics; node values are the loss's best constant (weighted median / mean)."""
+        d = tree.to_dict()
+        d.update(task="regression", value=np.zeros((tree.node_count, 1)))
+        out = Tree.from_dict(d).fill_statistics(self.X_train, self.target_train, self.weight_train)
+        if self.loss == "absolute":
+            path = out.decision_path(self.X_train).tocsc()
+            for node in range(out.node_count):
+                rows = path.indices[path.indptr[node] : path.indptr[node + 1]]
+                if rows.size:
+                    out.value[node, 0] = weighted_median(self.target_train[rows], self.weight_train[rows])
+        return out
+
+    def _loss(self, pred: np.ndarray) -> float:
+        r = self.target_train - pred
+        return float(self.weight_train @ (np.abs(r) if self.loss == "absolute" else r**2))
+
+    def objective_of_tree(self, tree: Tree) -> float:
+        """``loss(T) / L̂ + α · n_splits + λ · Σ_leaves Σ_j |coef_j| range(x_j) / range(y)``, with numpy."""
+        if tree.task != "regression":
+            raise ValueError("objective_of_tree expects a regression tree")
+        penalty = 0.0
+        if tree.leaf_coef is not None:
+            penalty = float((np.abs(tree.leaf_coef[tree.is_leaf]) @ self._leaf_range).sum()) / self.y_range
+        return self._loss(tree.predict(self.X_train)) * self.error_scale + self.alpha * tree.n_splits + (
+            self.leaf_alpha * penalty
+        )
+
+    def pruned_tree(self, tree: Tree) -> tuple[Tree, int]:
+        """Bottom-up pruning of splits that do not pay for ``alpha`` (constant leaves; ties prune).
+
+        Linear leaves are not pruned: their cost as a leaf needs an LP per node.
+        """
+        if self.leaf_model == "linear" or tree.n_splits == 0:
+            return tree, 0
+        samples = self._node_samples(tree)
+        leaf_cost = self.error_scale * np.array([
+            self._loss_at(idx, tree.value[node, 0]) for node, idx in enumerate(samples)
+        ])
+        best = leaf_cost.copy()
+        cut = np.zeros(tree.node_count, bool)
+        for node in np.flatnonzero(~tree.is_leaf)[::-1]:  # children before parents
+            split_cost = self.alpha + best[tree.children_left[node]] + best[tree.children_right[node]]
+            cut[node] = split_cost >= leaf_cost[node] - 1e-12 * max(1.0, leaf_cost[node])
+            best[node] = leaf_cost[node] if cut[node] else split_cost
+        if not cut.any():
+            return tree, 0
+        # keep the nodes reachable without passing below a cut node, in preorder
+        order, stack = [], [0]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            if not tree.is_leaf[node] and not cut[node]:
+                stack += [tree.children_right[node], tree.children_left[node]]
+        order = np.array(order)
+        renum = np.full(tree.node_count, TREE_LEAF)
+        renum[order] = np.arange(order.size)
+        split = ~tree.is_leaf[order] & ~cut[order]
+        out = Tree(
+            np.where(split, renum[tree.children_left[order]], TREE_LEAF),
+            np.where(split, renum[tree.children_right[order]], TREE_LEAF),
+            np.where(split, tree.feature[order], LEAF_FEATURE), np.where(split, tree.threshold[order], np.nan),
+            tree.value[order], n_features=self.n_features, task="regression",
+        )
+        return self._with_statistics(out), tree.n_splits - out.n_splits
+
+    def _loss_at(self, idx: np.ndarray, prediction: float) -> float:
+        """Weighted loss of predicting ``prediction`` for modelled rows ``idx``."""
+        r = self.target[idx] - prediction
+        return float(self.weight[idx] @ (np.abs(r) if self.loss == "absolute" else r**2))
+
+    def _start_columns(self, tree: Tree) -> np.ndarray:
+        v, L = self.vars, self.n_leaves
+        x = np.zeros(self.spec.n_cols)
+        heap = tree.to_heap(self.depth)
+        split = np.flatnonzero(heap.feature != PASS_THROUGH)
+        feats = heap.feature[split]
+        x[v["a"][split, feats]] = 1.0
+        x[v["d"][split]] = 1.0
+        x[v["b"][split]] = [self._scaled_threshold(j, t) for j, t in zip(feats, heap.threshold[split])]
+        leaf_k = set_skeleton_start(self, tree, x)
+        beta = np.full(L, self.y_min)
+        beta[leaf_k] = tree.predict(self.X)  # constant leaves: one value per heap leaf
+        x[v["beta"]] = beta
+        f = np.abs(self.target - beta[leaf_k])
+        x[v["f"]] = f
+        if self.tangents is not None:
+            x[v["q"]] = (2 * self.tangents[None, :] * f[:, None] - self.tangents[None, :] ** 2).max(axis=1)
+        return x
+
+    def _heap_from_solution(self, x):
+        return dataclasses.replace(super()._heap_from_solution(x), value=np.zeros((self.n_leaves, 1)))
+
+    def decode(self, spec, x) -> Tree:
+        """Tree of a solution in original units; linear leaves get the model's coefficients.
+
+        Constant leaves take the loss's best constant for their training samples (the
+        model's ``β`` at an optimum; squared error: the exact least-squares value).
+        """
+        tree = super().decode(spec, x)
+        if self.leaf_model == "constant":
+            return tree
+        x = np.asarray(x, dtype=np.float64)
+        leaf_k = spec.block_values(x, "z").argmax(axis=1)
+        heap_of_node = np.zeros(tree.node_count, np.intp)
+        heap_of_node[tree.apply(self.X)] = leaf_k
+        w = spec.block_values(x, "wp") - spec.block_values(x, "wm")  # (L, F)
+        w = np.where(self.usable, w, 0.0)[heap_of_node]
+        beta = spec.block_values(x, "beta")[heap_of_node]
+        coef = self.y_range * w / self._leaf_range
+        intercept = beta - coef @ self._leaf_min - 0.5 * self.y_range * w.sum(axis=1)
+        leaf = tree.is_leaf[:, None]
+        d = tree.to_dict()
+        d.update(leaf_coef=np.where(leaf, coef, 0.0), leaf_intercept=np.where(leaf[:, 0], intercept, 0.0))
+        return Tree.from_dict(d)
