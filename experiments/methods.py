@@ -43,6 +43,7 @@ class Param:
     choices: tuple | None = None
     minimum: float | None = None
     doc: str = ""
+    minimum_inclusive: bool = True
 
     def coerce(self, value: Any) -> Any:
         """Return ``value`` converted to this parameter's type; raise ValueError/TypeError naming the problem."""
@@ -63,8 +64,8 @@ class Param:
                 raise TypeError(f"expected a string, got {type(value).__name__} {value!r}")
         if self.choices is not None and value not in self.choices:
             raise ValueError(f"{value!r} is not one of {', '.join(map(repr, self.choices))}")
-        if self.minimum is not None and value < self.minimum:
-            raise ValueError(f"must be >= {self.minimum}, got {value!r}")
+        if self.minimum is not None and (value < self.minimum or value == self.minimum and not self.minimum_inclusive):
+            raise ValueError(f"must be {'>=' if self.minimum_inclusive else '>'} {self.minimum}, got {value!r}")
         return value
 
 
@@ -143,7 +144,7 @@ MIP_PARAMS = {
     "alpha": Param(float, 0.0, minimum=0.0, doc="complexity penalty per split"),
     "min_samples_leaf": Param(int, 1, minimum=1),
     "max_thresholds": Param(int, None, minimum=1, doc="candidate thresholds per feature (default: all)"),
-    "time_limit": Param(float, 60.0, minimum=0.0, doc="solver time limit, seconds"),
+    "time_limit": Param(float, 60.0, minimum=0.0, minimum_inclusive=False, doc="solver time limit, seconds"),
     "node_limit": Param(int, None, minimum=0, doc="branch-and-bound node limit"),
     "rel_gap": Param(float, 0.0, minimum=0.0, doc="relative MIP gap at which to stop"),
     "threads": Param(int, 1, minimum=1, doc="solver threads (forced to 1 under a parallel backend)"),
