@@ -56,19 +56,6 @@ def _layout(tree: Tree, max_depth: int | None):
     return np.array(order), x, depth, truncated, slot
 
 
-def _overlap(boxes: np.ndarray, frame) -> bool:
-    """Do any two boxes (rows x0, y0, x1, y1 in pixels) overlap, or one leave ``frame``?"""
-    x0, y0, x1, y1 = boxes.T
-    inside = (x0 >= frame.x0 - 1) & (x1 <= frame.x1 + 1) & (y0 >= frame.y0 - 1) & (y1 <= frame.y1 + 1)
-    if not inside.all():
-        return True
-    hits = (x0[:, None] < x1[None, :]) & (x0[None, :] < x1[:, None]) & (y0[:, None] < y1[None, :]) & (
-        y0[None, :] < y1[:, None]
-    )
-    np.fill_diagonal(hits, False)
-    return bool(hits.any())
-
-
 def plot_tree(tree_or_estimator, ax=None, feature_names=None, class_names=None, max_depth=None, filled=False,
               impurity=True, node_ids=False, proportion=False, rounded=False, precision=3, fontsize=None,
               category_names=None, show_missing=True):
@@ -99,7 +86,8 @@ def plot_tree(tree_or_estimator, ax=None, feature_names=None, class_names=None, 
     categories = _category_labels(category_names, names)
     order, x, depth, truncated, n_slots = _layout(tree, max_depth)
     colors = node_fill_colors(tree) if filled else np.ones((tree.node_count, 3))
-    boxstyle = "round,pad=0.4" if rounded else "square,pad=0.4"
+    pad = 0.4
+    boxstyle = f"round,pad={pad}" if rounded else f"square,pad={pad}"
     size = 12.0 if fontsize is None else float(fontsize)
     texts, edge_labels = [], []
     for node in order:
@@ -124,22 +112,37 @@ def plot_tree(tree_or_estimator, ax=None, feature_names=None, class_names=None, 
     ax.set_ylim(-visible_depth - 0.5, 0.5)
     ax.set_axis_off()
     if fontsize is None:
-        _fit_fontsize(ax, texts, edge_labels, size)
+        _fit_fontsize(ax, texts, edge_labels, size, pad)
     return ax
 
 
-def _fit_fontsize(ax, node_texts, edge_labels, size: float) -> None:
-    """Shrink every text until no two node boxes overlap and all stay inside the axes."""
+def _fit_fontsize(ax, node_texts, edge_labels, size: float, pad: float) -> None:
+    """Shrink all texts so that no two node boxes overlap and every box stays inside the axes.
+
+    Box centres are fixed and a box's half-extent grows linearly with the font size
+    (text extent plus ``pad`` font sizes), so boxes ``i, j`` are disjoint at scale ``k``
+    iff ``k <= max(dx_ij / (w_i + w_j), dy_ij / (h_i + h_j))`` (half-widths ``w``,
+    half-heights ``h``). The largest feasible ``k`` is applied; a re-measure catches
+    rounding in the text layout.
+    """
     figure = ax.figure
+    renderer = figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
     texts = node_texts + edge_labels
     ratios = [t.get_fontsize() / size for t in texts]
-    while True:
-        figure.canvas.draw()
-        renderer = figure.canvas.get_renderer()
-        boxes = np.array([t.get_bbox_patch().get_window_extent(renderer).extents for t in node_texts])
-        if size <= 2 or not _overlap(boxes, ax.get_window_extent(renderer)):
+    for _ in range(4):
+        ext = np.array([t.get_window_extent(renderer).extents for t in node_texts])
+        pad_px = (pad * size + 1.0) * figure.dpi / 72.0  # box padding plus the edge line
+        cx, cy = (ext[:, 0] + ext[:, 2]) / 2, (ext[:, 1] + ext[:, 3]) / 2
+        hw, hh = (ext[:, 2] - ext[:, 0]) / 2 + pad_px, (ext[:, 3] - ext[:, 1]) / 2 + pad_px
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pair = np.maximum(np.abs(cx[:, None] - cx) / (hw[:, None] + hw), np.abs(cy[:, None] - cy) / (hh[:, None] + hh))
+        np.fill_diagonal(pair, np.inf)
+        inside = np.minimum.reduce([(cx - frame.x0) / hw, (frame.x1 - cx) / hw, (cy - frame.y0) / hh, (frame.y1 - cy) / hh])
+        scale = min(pair.min(), inside.min())
+        if scale >= 1.0 or size <= 1.0:
             return
-        size *= 0.9
+        size = max(size * scale * 0.97, 1.0)
         for t, r in zip(texts, ratios):
             t.set_fontsize(size * r)
 
