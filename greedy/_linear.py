@@ -1,0 +1,130 @@
+"""Linear-leaf model trees.
+
+:func:`fit_linear_leaves` gives every node of a grown regression tree a linear model
+``y ≈ b + c @ x`` fitted by weighted least squares to the training samples that
+reach the node; :class:`~greedy.Tree` then predicts with the model of the leaf a
+sample reaches (``Tree.leaf_coef`` / ``Tree.leaf_intercept``). Internal nodes keep
+their models too, so pruning can turn any node into a linear leaf without refitting.
+
+The fit centres features and target at their weighted means ``x̄, ȳ`` and solves
+
+.. math::
+
+    \\min_c \\; \\sum_i w_i \\big((y_i - ȳ) - c^\\top (x_i - x̄)\\big)^2, \\qquad b = ȳ - c^\\top x̄,
+
+with ``numpy.linalg.lstsq`` (SVD, default cut-off ``rcond``): rank-deficient nodes
+(collinear or constant features) get the minimum-norm solution, no ridge term.
+
+Fallback: a node with fewer than ``n_features + 1`` training samples (an
+under-determined fit) keeps a **constant model**: ``c = 0`` and ``b`` = the node's
+weighted mean, i.e. the ordinary regression-tree prediction. Use ``min_samples_leaf
+>= n_features + 1`` to give every leaf a linear model.
+
+The ``correlation`` split criterion scores a node by
+
+.. math::
+
+    \\mathrm{imp} = 1 - \\Big|\\frac{1}{F}\\sum_{j=1}^{F} \\rho_j\\Big|,
+    \\qquad \\rho_j = \\frac{\\operatorname{cov}_w(x_j, y)}
+    {\\sqrt{\\operatorname{var}_w(x_j)\\operatorname{var}_w(y)}}
+
+(``ρ_j = 0`` where a variance vanishes), so a split is rewarded for isolating regions
+where the target moves linearly with the features rather than regions where it is
+constant. All weighted moments come from the additive sums ``Σw, Σwy, Σwy², Σwx_j,
+Σwx_j², Σwx_j y`` of a node, so many candidate splits are scored at once from prefix
+sums.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._tree import Tree
+
+
+def fit_linear_leaves(tree: Tree, X, y, sample_weight=None) -> Tree:
+    """Return a copy of a regression ``tree`` with a linear model at every node.
+
+    Parameters
+    ----------
+    tree : Tree
+        A regression tree (its splits are kept).
+    X : array of shape (n_samples, n_features)
+        Training features, without missing values.
+    y : array of shape (n_samples,)
+    sample_weight : array of shape (n_samples,), optional
+        Non-negative weights.
+
+    Returns
+    -------
+    Tree
+        With ``leaf_coef`` (n_nodes, n_features) and ``leaf_intercept`` (n_nodes,).
+        Nodes with fewer than ``n_features + 1`` samples (or no positive weight) get
+        the constant fallback described in the module docstring.
+    """
+    if tree.task != "regression":
+        raise ValueError("linear leaf models are for regression trees")
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != tree.n_features:
+        raise ValueError(f"X must have shape (n_samples, {tree.n_features}), got {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("linear leaf models need X without missing (NaN) or infinite values")
+    y = np.asarray(y, dtype=np.float64)
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y must have shape ({X.shape[0]},), got {y.shape}")
+    w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    if w.shape != (X.shape[0],) or not np.all(np.isfinite(w) & (w >= 0)):
+        raise ValueError("sample_weight must be finite, non-negative, of shape (n_samples,)")
+    n_features = X.shape[1]
+    coef = np.zeros((tree.node_count, n_features))
+    intercept = np.zeros(tree.node_count)
+    members = tree.decision_path(X).tocsc()
+    for node in range(tree.node_count):
+        rows = members.indices[members.indptr[node] : members.indptr[node + 1]]
+        rows = rows[w[rows] > 0]
+        if rows.size == 0:
+            intercept[node] = tree.value[node, 0]
+            continue
+        wn = w[rows]
+        x_mean = np.average(X[rows], axis=0, weights=wn)
+        y_mean = float(np.average(y[rows], weights=wn))
+        intercept[node] = y_mean
+        if rows.size < n_features + 1:
+            continue  # under-determined: constant model
+        root_w = np.sqrt(wn)
+        c, *_ = np.linalg.lstsq((X[rows] - x_mean) * root_w[:, None], (y[rows] - y_mean) * root_w, rcond=None)
+        coef[node] = c
+        intercept[node] = y_mean - c @ x_mean
+    d = tree.to_dict()
+    d.update(leaf_coef=coef, leaf_intercept=intercept)
+    return Tree.from_dict(d)
+
+
+def correlation_impurity(sums: np.ndarray, n_features: int) -> np.ndarray:
+    """Correlation impurity ``1 - |mean_j rho_j|`` of groups from their additive sums.
+
+    ``sums`` has shape (..., 3 + 3 F) with columns ``[Σw, Σwy, Σwy², Σwx_j (F),
+    Σwx_j² (F), Σwx_j y (F)]``. A correlation with a vanishing variance counts as 0.
+    """
+    F = n_features
+    w = sums[..., 0:1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        safe_w = np.where(w > 0, w, 1.0)
+        my = sums[..., 1:2] / safe_w
+        mx = sums[..., 3 : 3 + F] / safe_w
+        var_y = sums[..., 2:3] / safe_w - my * my
+        var_x = sums[..., 3 + F : 3 + 2 * F] / safe_w - mx * mx
+        cov = sums[..., 3 + 2 * F : 3 + 3 * F] / safe_w - mx * my
+        # relative tolerance: variances below rounding noise of the second moments are zero
+        tol_y = 1e-12 * (sums[..., 2:3] / safe_w)
+        tol_x = 1e-12 * (sums[..., 3 + F : 3 + 2 * F] / safe_w)
+        ok = (var_y > tol_y) & (var_x > tol_x)
+        rho = np.where(ok, cov / np.sqrt(np.where(ok, var_x * var_y, 1.0)), 0.0)
+    return 1.0 - np.abs(np.clip(rho, -1.0, 1.0).mean(-1))
+
+
+def correlation_entry_stats(X: np.ndarray, y: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Per-sample additive statistics for :func:`correlation_impurity`, shape (n, 3 + 3F)."""
+    wx = weight[:, None] * X
+    wy = weight * y
+    return np.column_stack([weight, wy, wy * y, wx, wx * X, wx * y[:, None]])
