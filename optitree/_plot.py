@@ -136,9 +136,11 @@ def _fit_fontsize(ax, node_texts, edge_labels, size: float, pad: float) -> None:
         cx, cy = (ext[:, 0] + ext[:, 2]) / 2, (ext[:, 1] + ext[:, 3]) / 2
         hw, hh = (ext[:, 2] - ext[:, 0]) / 2 + pad_px, (ext[:, 3] - ext[:, 1]) / 2 + pad_px
         with np.errstate(divide="ignore", invalid="ignore"):
-            pair = np.maximum(np.abs(cx[:, None] - cx) / (hw[:, None] + hw), np.abs(cy[:, None] - cy) / (hh[:, None] + hh))
+            pair = np.maximum(np.abs(cx[:, None] - cx) / (hw[:, None] + hw),
+                              np.abs(cy[:, None] - cy) / (hh[:, None] + hh))
         np.fill_diagonal(pair, np.inf)
-        inside = np.minimum.reduce([(cx - frame.x0) / hw, (frame.x1 - cx) / hw, (cy - frame.y0) / hh, (frame.y1 - cy) / hh])
+        inside = np.minimum.reduce([(cx - frame.x0) / hw, (frame.x1 - cx) / hw,
+                                    (cy - frame.y0) / hh, (frame.y1 - cy) / hh])
         scale = min(pair.min(), inside.min())
         if scale >= 1.0 or size <= 1.0:
             return

@@ -38,7 +38,10 @@ def test_list_and_load_every_builtin():
     for name in names:
         X, y, info = datasets.load(name)
         check_common(X, y, info)
-        assert info["name"] == name
+        assert info["name"] == name and isinstance(info["params"], dict)
+        if name in ("balance_scale", "tic_tac_toe", "monks1", "monks2", "monks3", "car", "lenses", "iris"):
+            assert info["license"] == "CC BY 4.0" and "UCI Machine Learning Repository" in info["citation"]
+    assert datasets.load("xor", n=10, seed=5)[2]["params"] == dict(n=10, d=2, noise=0.0, n_irrelevant=0, seed=5)
 
 
 def test_load_errors_name_the_problem():

@@ -177,7 +177,8 @@ def test_feature_and_class_names_flow_from_estimators():
         feature_names_in_ = np.array(["left", "right"])
         classes_ = np.array(["no", "yes"])
 
-    assert optitree.export_text(FittedByUs()).startswith("|--- left <= 0.50\n|   |--- right <= 0.25\n|   |   |--- class: no")
+    expected_head = "|--- left <= 0.50\n|   |--- right <= 0.25\n|   |   |--- class: no\n"
+    assert optitree.export_text(FittedByUs()).startswith(expected_head)
 
 
 def test_bad_inputs():

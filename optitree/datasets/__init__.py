@@ -46,7 +46,8 @@ _REGISTRY = {
     "tic_tac_toe": (_generated.tic_tac_toe, "UCI tic-tac-toe endgame, 958 boards, binary"),
     "monks1": (functools.partial(_generated.monks, 1), "UCI MONK's problem 1 (subset train/test/all)"),
     "monks2": (functools.partial(_generated.monks, 2), "UCI MONK's problem 2 (subset train/test/all)"),
-    "monks3": (functools.partial(_generated.monks, 3), "UCI MONK's problem 3, 5 % training noise (subset train/test/all)"),
+    "monks3": (functools.partial(_generated.monks, 3),
+               "UCI MONK's problem 3, 5 % training noise (subset train/test/all)"),
     "car": (_generated.car, "UCI car evaluation, 1728 rows, 4 classes (reconstructed rule tables)"),
     "lenses": (_generated.lenses, "UCI lenses, 24 rows, 3 classes"),
     "iris": (_files.iris, "iris (scikit-learn bundled), 150 rows, 3 classes"),
@@ -69,10 +70,21 @@ def _normalise(name: str) -> str:
 
 
 def load(name: str, **params):
-    """Load a built-in data set by name as ``(X, y, info)``; ``params`` go to its generator.
+    """Load a built-in data set by name as ``(X, y, info)``.
 
-    See :func:`list_datasets` for the names; ``help(optitree.datasets._generated.xor)``
-    (and the other generators) for the parameters.
+    Names (case and ``-``/``_`` insensitive) are listed by :func:`list_datasets`.
+    Parameters, with defaults; every random draw uses ``numpy.random.RandomState(seed)``:
+
+    * ``xor``: ``n=200, d=2, noise=0.0, n_irrelevant=0, seed=0`` -- ``X ~ U[0,1]^(d+n_irrelevant)``,
+      ``y = XOR_j 1[x_j > 0.5]`` over the first ``d`` columns, each label flipped with
+      probability ``noise``;
+    * ``parity``: ``k=3, n_irrelevant=0, noise=0.0, n=None, seed=0`` -- ``n=None`` gives all
+      ``2**(k+n_irrelevant)`` rows, else ``n`` sampled rows;
+    * ``monks1``/``monks2``/``monks3``: ``subset="train"`` (official training rows), ``"test"``
+      (all 432) or ``"all"`` (train followed by test);
+    * ``diabetes``: ``scaled=True`` (scikit-learn's scaling; ``False`` for original units).
+
+    The others take no parameters. The chosen values are echoed in ``info["params"]``.
     """
     key = _normalise(name)
     if key not in _REGISTRY:

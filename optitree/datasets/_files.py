@@ -61,6 +61,7 @@ def sklearn_bundled(name: str, **kwargs):
         y=bunch.target,
         task="regression" if regression else "classification",
         class_names=None if regression else [str(c) for c in bunch.target_names],
+        license=None if regression else "CC BY 4.0",
         params=dict(kwargs),
         notes="Labels are scikit-learn's integer codes; class_names[k] names code k.",
     )
@@ -149,7 +150,9 @@ def table_to_xy(name: str, columns: list[str], values: np.ndarray, missing: np.n
     t = columns.index(target)
     if missing[:, t].any():
         rows = np.flatnonzero(missing[:, t])
-        raise ValueError(f"target column {target!r} has {rows.size} missing values (first at data row {rows[0] + 1})")
+        raise ValueError(
+            f"target column {target!r} has {rows.size} missing values (first at data row {rows[0] + 1})"
+        )
     y_num = _as_float(values[:, t], missing[:, t])
     if task is None:
         task = "regression" if y_num is not None and not np.all(y_num == np.round(y_num)) else "classification"

@@ -138,6 +138,7 @@ def balance_scale():
         source="UCI Machine Learning Repository, Balance Scale (https://archive.ics.uci.edu/dataset/12)",
         citation="Siegler, R. S. (1976). Three aspects of cognitive development. Cognitive Psychology 8. "
         "Donor: Tim Hume. " + UCI_CREDIT,
+        license="CC BY 4.0",
         feature_names=["left_weight", "left_distance", "right_weight", "right_distance"],
         y=y,
         task="classification",
@@ -175,6 +176,7 @@ def tic_tac_toe():
         source="UCI Machine Learning Repository, Tic-Tac-Toe Endgame (https://archive.ics.uci.edu/dataset/101)",
         citation="Aha, D. W. (1991), donor; Matheus, C. J. & Rendell, L. A. (1989). Constructive induction "
         "on decision trees. IJCAI. " + UCI_CREDIT,
+        license="CC BY 4.0",
         feature_names=_TTT_SQUARES,
         y=y,
         task="classification",
@@ -249,6 +251,7 @@ def monks(problem: int, subset: str = "train"):
         source="UCI Machine Learning Repository, MONK's Problems (https://archive.ics.uci.edu/dataset/70)",
         citation="Thrun, S. B. et al. (1991). The MONK's problems: a performance comparison of different "
         "learning algorithms. CMU-CS-91-197. Donor: Sebastian Thrun. " + UCI_CREDIT,
+        license="CC BY 4.0",
         feature_names=["a1", "a2", "a3", "a4", "a5", "a6"],
         y=y,
         task="classification",
@@ -303,6 +306,7 @@ def car():
         source="UCI Machine Learning Repository, Car Evaluation (https://archive.ics.uci.edu/dataset/19)",
         citation="Bohanec, M. & Rajkovic, V. (1988). Knowledge acquisition and explanation for multi-attribute "
         "decision making. Donors: Marko Bohanec, Blaz Zupan. " + UCI_CREDIT,
+        license="CC BY 4.0",
         feature_names=list(_CAR_LEVELS),
         y=y,
         task="classification",
@@ -325,7 +329,8 @@ _LENSES_LEVELS = {
 
 def lenses():
     """Lenses (24 rows): fitting contact lenses (Cendrowska's complete decision table)."""
-    codes = np.array(list(itertools.product(*(range(len(v)) for v in _LENSES_LEVELS.values()))), dtype=np.int64)
+    levels = [range(len(v)) for v in _LENSES_LEVELS.values()]
+    codes = np.array(list(itertools.product(*levels)), dtype=np.int64)
     age, hypermetrope, astigmatic, normal_tears = codes.T
     soft = np.where((age == 2) & (hypermetrope == 0), "none", "soft")
     hard = np.where((hypermetrope == 0) | (age == 0), "hard", "none")
@@ -336,6 +341,7 @@ def lenses():
         source="UCI Machine Learning Repository, Lenses (https://archive.ics.uci.edu/dataset/58)",
         citation="Cendrowska, J. (1987). PRISM: an algorithm for inducing modular rules. International "
         "Journal of Man-Machine Studies 27. Donor: Benoit Julien. " + UCI_CREDIT,
+        license="CC BY 4.0",
         feature_names=list(_LENSES_LEVELS),
         y=y,
         task="classification",

@@ -22,6 +22,8 @@ def make_info(
     categorical=(),
     categories=None,
     class_names=None,
+    params=None,
+    license: str | None = None,
     notes: str = "",
     **extra,
 ) -> dict:
@@ -29,7 +31,8 @@ def make_info(
 
     ``class_names[k]`` names the k-th entry of ``numpy.unique(y)`` (the order of an
     estimator's ``classes_``); by default it is that label itself, as a string.
-    ``categories[j][c]`` is the published value of code ``c`` of categorical feature ``j``.
+    ``categories[j][c]`` is the published value of code ``c`` of categorical feature ``j``;
+    ``params`` echoes the generator's arguments.
     """
     y = np.asarray(y)
     if task == "classification" and class_names is None:
@@ -44,7 +47,9 @@ def make_info(
         "class_names": None if task == "regression" else list(class_names),
         "categorical": list(categorical),
         "categories": {int(j): list(v) for j, v in (categories or {}).items()},
+        "params": dict(params or {}),
         "source": source,
+        "license": license,
         "citation": citation,
         "notes": notes,
     }
