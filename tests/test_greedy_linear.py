@@ -1,0 +1,95 @@
+"""Linear-leaf model trees and the correlation criterion (greedy/_linear.py)."""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LinearRegression
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from greedy import Tree
+from greedy._linear import correlation_entry_stats, correlation_impurity, fit_linear_leaves
+
+
+def stump(threshold=0.5, n_features=1):
+    return Tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [threshold, np.nan, np.nan], [[0.0], [0.0], [0.0]],
+                n_features=n_features, task="regression")
+
+
+def test_piecewise_linear_target_is_recovered_exactly():
+    x = np.linspace(0, 1, 41)
+    y = np.where(x <= 0.5, 2 * x + 1, -3 * x + 4)
+    tree = fit_linear_leaves(stump(0.5), x[:, None], y)
+    np.testing.assert_allclose(tree.leaf_coef[1:, 0], [2, -3], atol=1e-12)
+    np.testing.assert_allclose(tree.leaf_intercept[1:], [1, 4], atol=1e-12)
+    np.testing.assert_allclose(tree.predict(x[:, None]), y, atol=1e-12)
+    xs = np.array([[-1.0], [2.0]])  # linear extrapolation outside the training range
+    np.testing.assert_allclose(tree.predict(xs), [-1.0, -2.0], atol=1e-12)
+
+
+def test_weighted_fit_matches_sklearn_linear_regression_per_leaf():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X @ [1.0, -2.0, 0.5] + np.where(X[:, 0] > 0, 3.0, 0.0) + rng.normal(size=200)
+    w = rng.random(200) + 0.1
+    base = Tree.from_sklearn(DecisionTreeRegressor(max_depth=2, random_state=0).fit(X, y, sample_weight=w))
+    tree = fit_linear_leaves(base, X, y, sample_weight=w)
+    leaf_of = tree.apply(X)
+    for node in range(tree.node_count):
+        rows = np.flatnonzero(tree.decision_path(X)[:, node].toarray().ravel())
+        ref = LinearRegression().fit(X[rows], y[rows], sample_weight=w[rows])
+        np.testing.assert_allclose(tree.leaf_coef[node], ref.coef_, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(tree.leaf_intercept[node], ref.intercept_, rtol=1e-8, atol=1e-10)
+    pred = np.einsum("ij,ij->i", X, tree.leaf_coef[leaf_of]) + tree.leaf_intercept[leaf_of]
+    np.testing.assert_allclose(tree.predict(X), pred)
+
+
+def test_small_leaves_fall_back_to_constant_and_collinear_leaves_do_not_crash():
+    rng = np.random.default_rng(1)
+    X = rng.random((30, 3))
+    X[:, 2] = 2 * X[:, 1]  # collinear features: minimum-norm least squares
+    y = X[:, 0] + X[:, 1] + 0.01 * rng.normal(size=30)
+    threshold = np.sort(X[:, 0])[2]  # leaf 1 gets 3 samples < n_features + 1
+    tree = fit_linear_leaves(stump(threshold, n_features=3), X, y)
+    left = X[:, 0] <= threshold
+    assert left.sum() == 3
+    np.testing.assert_array_equal(tree.leaf_coef[1], 0.0)
+    assert tree.leaf_intercept[1] == pytest.approx(y[left].mean())
+    # the right leaf: minimum-norm split of the collinear pair (c1 + 2 c2 ~ 1, c1 = c2 / 2)
+    c = tree.leaf_coef[2]
+    assert c[0] == pytest.approx(1.0, abs=0.05)
+    assert c[1] + 2 * c[2] == pytest.approx(1.0, abs=0.05) and c[2] == pytest.approx(2 * c[1], rel=1e-6)
+    assert np.all(np.isfinite(tree.predict(X)))
+
+
+def test_linear_leaves_bad_input():
+    X = np.random.default_rng(0).random((10, 1))
+    y = X[:, 0]
+    with pytest.raises(ValueError, match="missing"):
+        fit_linear_leaves(stump(), np.where(X > 0.5, np.nan, X), y)
+    with pytest.raises(ValueError, match="shape"):
+        fit_linear_leaves(stump(), np.c_[X, X], y)
+    with pytest.raises(ValueError, match="regression"):
+        clf = Tree.from_sklearn(DecisionTreeClassifier(max_depth=1).fit(X, y > 0.5))
+        fit_linear_leaves(clf, X, y)
+    with pytest.raises(ValueError, match="sample_weight"):
+        fit_linear_leaves(stump(), X, y, sample_weight=-np.ones(10))
+
+
+def test_correlation_impurity_matches_numpy_corrcoef():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = 2 * X[:, 0] - X[:, 1] + rng.normal(size=50)
+    sums = correlation_entry_stats(X, y, np.ones(50)).sum(0)
+    rho = [np.corrcoef(X[:, j], y)[0, 1] for j in range(3)]
+    assert correlation_impurity(sums, 3) == pytest.approx(1 - abs(np.mean(rho)), rel=1e-10)
+    # integer weights = repeated samples
+    w = rng.integers(1, 4, 50)
+    sums_w = correlation_entry_stats(X, y, w.astype(float)).sum(0)
+    Xr, yr = np.repeat(X, w, 0), np.repeat(y, w)
+    rho_w = [np.corrcoef(Xr[:, j], yr)[0, 1] for j in range(3)]
+    assert correlation_impurity(sums_w, 3) == pytest.approx(1 - abs(np.mean(rho_w)), rel=1e-10)
+    # a perfectly linear target in one feature; a constant feature counts as rho = 0
+    Xc = np.c_[X[:, 0], np.ones(50)]
+    sums_c = correlation_entry_stats(Xc, 3 * X[:, 0] + 1, np.ones(50)).sum(0)
+    assert correlation_impurity(sums_c, 2) == pytest.approx(0.5)
+    # a constant target: every correlation is 0, impurity 1
+    assert correlation_impurity(correlation_entry_stats(X, np.ones(50), np.ones(50)).sum(0), 3) == 1.0
