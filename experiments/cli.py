@@ -107,7 +107,7 @@ def _summarize(out_dir: Path) -> int:
     if not out_dir.is_dir():
         raise _runner.HarnessError(f"no results directory {out_dir}")
     text, written = report.summarize(out_dir)
-    print(text)
+    print(text, end="")
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     return 0
 

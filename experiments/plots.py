@@ -66,7 +66,7 @@ def plot_all(out_dir: Path, plots_dir: Path | None = None) -> list[Path]:
 
 
 def _save(fig, path: Path, plt) -> Path:
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
 
