@@ -1,7 +1,8 @@
 """Command line: ``python -m experiments {run,summarize,plot,list,quick}``.
 
 Exit codes: 0 success; 1 the grid finished but some runs failed (their records
-hold the error; ``--resume`` retries them); 2 a config or usage error (nothing ran).
+hold the error; ``--resume`` retries them); 2 a config or usage error (nothing
+ran); 3 the execution backend failed mid-grid (finished runs are saved).
 """
 
 from __future__ import annotations
@@ -73,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     except (_config.ConfigError, _runner.HarnessError) as exc:
         print(str(exc) if isinstance(exc, _config.ConfigError) else f"error: {exc}", file=sys.stderr)
         return 2
+    except _runner.GridAborted as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
 
 
 def _run(config_path: Path, out_dir: Path, args, *, resume: bool) -> int:

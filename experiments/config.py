@@ -47,7 +47,7 @@ import itertools
 import json
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -121,7 +121,6 @@ class Experiment:
     description: str
     runs: list[RunSpec]
     source: str = ""
-    plugins: tuple[str, ...] = field(default_factory=tuple)
 
 
 # ---------------------------------------------------------------------------- canonical ids
@@ -191,7 +190,7 @@ def from_dict(data: Mapping, *, default_name: str = "experiment", source: str = 
     for d, m, depth, seed in itertools.product(datasets, methods, depths, seeds):
         identity = {"dataset": d["identity"], "method": m["identity"], "depth": depth, "seed": seed, "split": split}
         runs.append(RunSpec(run_id(identity), identity, d["label"], m["label"], plugins))
-    return Experiment(name, description, runs, source, plugins)
+    return Experiment(name, description, runs, source)
 
 
 def import_plugin(module: str, where: str = "plugins") -> None:

@@ -30,6 +30,10 @@ class HarnessError(RuntimeError):
     """A problem with how the harness was invoked (reported without a traceback, exit code 2)."""
 
 
+class GridAborted(RuntimeError):
+    """The execution backend failed mid-grid (e.g. a worker process died); finished runs are saved."""
+
+
 # ---------------------------------------------------------------------------- data
 CSV_DATASET = "csv"
 
@@ -302,14 +306,22 @@ def run_grid(
     )
     done = failed = 0
     with _progress(len(todo), progress) as tick:
-        for record in _execute_all(todo, n_jobs, backend, scheduler):
-            record.setdefault("execution", {}).update(backend=backend, n_jobs=n_jobs, scheduler=scheduler)
-            _records.write_record(out_dir, record)
-            if record["status"] == "done":
-                done += 1
-            else:
-                failed += 1
-            tick(record)
+        try:
+            for record in _execute_all(todo, n_jobs, backend, scheduler):
+                record.setdefault("execution", {}).update(backend=backend, n_jobs=n_jobs, scheduler=scheduler)
+                _records.write_record(out_dir, record)
+                if record["status"] == "done":
+                    done += 1
+                else:
+                    failed += 1
+                tick(record)
+        except (HarnessError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # a run's own errors are records; this is the backend itself failing
+            raise GridAborted(
+                f"the {backend} backend failed after {done + failed} of {len(todo)} runs: {type(exc).__name__}: "
+                f"{exc}. Finished runs are saved; re-run with --resume."
+            ) from exc
     return GridOutcome(len(experiment.runs), skipped, done, failed)
 
 
