@@ -362,7 +362,8 @@ class _HistGrower:
         where = act if idx is None else idx[act]
         f_act = feature[s_act]
         n_active = self.codes.shape[1]
-        left = self.codes.reshape(-1)[f_act * n_active + where] <= bins[s_act]
+        code = self.codes.reshape(-1)[f_act * n_active + where]
+        left = code <= bins[s_act]
         n_found = int(found.sum())
         pair = pos[s_act]
         children = self._stats(2 * pair + ~left, 2 * n_found, where)
@@ -374,7 +375,7 @@ class _HistGrower:
         accept = found.copy()
         accept[found] = improvement[found] + EPSILON >= self.min_impurity_decrease
         threshold = np.full(M, np.nan)
-        threshold[found] = self._thresholds(pair, n_found, left, f_act, self.rows[where])
+        threshold[found] = self._thresholds(pair, n_found, code, bins[found], left, f_act, where)
         # keep the children of accepted splits only
         pair_kept = accept[found]
         new_pair = np.cumsum(pair_kept) - 1
@@ -386,9 +387,18 @@ class _HistGrower:
         return dict(accept=accept, feature=feature, threshold=threshold, improvement=improvement,
                     children=children, child=child)
 
-    def _thresholds(self, pair, n_pairs: int, left, f, rows):
-        """Midpoint of the largest left value and the smallest right value of each split."""
-        v = self.X[rows, f]
+    def _thresholds(self, pair, n_pairs: int, code, split_bin, left, f, where):
+        """Midpoint of the largest left value and the smallest right value of each split.
+
+        The largest left value lies in the split bin itself (it holds samples of the node,
+        else the previous position would tie and win), the smallest right value in the
+        first occupied bin after it: only samples of those two bins are read from ``X``.
+        """
+        next_bin = np.full(n_pairs, np.iinfo(np.intp).max)
+        np.minimum.at(next_bin, pair[~left], code[~left].astype(np.intp))  # same dtypes: fast ufunc.at
+        edge = np.flatnonzero((code == split_bin[pair]) | (code == next_bin[pair]))
+        pair, left = pair[edge], left[edge]
+        v = self.X[self.rows[where[edge]], f[edge]]
         hi = np.full(n_pairs, -np.inf)
         lo = np.full(n_pairs, np.inf)
         np.maximum.at(hi, pair[left], v[left])
