@@ -5,5 +5,8 @@ imports ``optitree``, ``experiments``, ``pyomo`` or ``highspy``.
 """
 
 from ._tree import LEAF_FEATURE, OBLIQUE, PASS_THROUGH, TREE_LEAF, HeapTree, Tree
+from ._criteria import AdditiveCriterion, Criterion, register_criterion
+from ._classes import CARTClassifier, CARTRegressor
 
 __all__ = ["Tree", "HeapTree", "TREE_LEAF", "LEAF_FEATURE", "OBLIQUE", "PASS_THROUGH"]
+__all__ += ["CARTClassifier", "CARTRegressor", "Criterion", "AdditiveCriterion", "register_criterion"]

@@ -1,0 +1,358 @@
+"""scikit-learn estimators for greedy CART: :class:`CARTClassifier` and :class:`CARTRegressor`.
+
+``fit`` gathers validated inputs (:class:`FitData`), grows a :class:`~greedy.Tree` with the
+builder the options select (:meth:`BaseCART._grow_tree`), and stores it as ``tree_``.
+Features are converted to float32 exactly as scikit-learn's trees do, so on the same data
+and hyper-parameters the trees are scikit-learn's (up to exact ties between candidate splits,
+see :mod:`greedy._splitter`); prediction converts ``X`` to float32 too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ._builder import GrowthParams, TreeBuilder
+from ._criteria import criterion_names, make_criterion
+from ._splitter import ExactSplitter
+from ._tree import Tree
+
+DTYPE = np.float32  # scikit-learn's tree feature dtype: thresholds are midpoints of float32 values
+
+
+@dataclass
+class FitData:
+    """Validated training inputs, as the builders consume them."""
+
+    X: np.ndarray  # (n_samples, n_features) float32
+    y: np.ndarray  # class codes (classification) or float64 targets
+    sample_weight: np.ndarray  # (n_samples,) float64, non-negative, positive sum
+    unit_weight: bool  # no sample_weight was given (all ones)
+    n_classes: int | None
+
+
+class BaseCART(BaseEstimator):
+    """Shared fit/predict machinery of the greedy CART estimators (not for direct use)."""
+
+    _task = ""
+
+    _parameter_constraints: dict = {
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "min_samples_split": [
+            Interval(Integral, 2, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+        ],
+        "min_samples_leaf": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="neither"),
+        ],
+        "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
+        "max_features": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
+        "random_state": ["random_state"],
+        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
+        "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        criterion,
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=None,
+        random_state=None,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+    ):
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Grow the tree on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training features (converted to float32).
+        y : array-like of shape (n_samples,)
+            Class labels (any hashable, sortable values) or regression targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights; samples of weight 0 are ignored by the splits.
+
+        Returns
+        -------
+        self
+        """
+        data = self._fit_data(X, y, sample_weight)
+        self.tree_ = self._grow_tree(data)
+        return self
+
+    def _fit_data(self, X, y, sample_weight) -> FitData:
+        X, y = validate_data(self, X, y, dtype=DTYPE, ensure_all_finite=True, y_numeric=self._task == "regression")
+        n_classes = None
+        if self._task == "classification":
+            check_classification_targets(y)
+            self.classes_, y = np.unique(y, return_inverse=True)
+            self.n_classes_ = n_classes = int(self.classes_.shape[0])
+        else:
+            y = np.asarray(y, dtype=np.float64)
+            if not np.all(np.isfinite(y)):
+                raise ValueError("y contains NaN or infinity")
+        unit_weight = sample_weight is None
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if not sample_weight.sum() > 0:
+            raise ValueError("sample_weight must have a positive sum")
+        return FitData(X, y, sample_weight, unit_weight, n_classes)
+
+    def _growth_params(self, data: FitData) -> GrowthParams:
+        """Resolve the stopping hyper-parameters to absolute numbers (scikit-learn's rules)."""
+        n = data.X.shape[0]
+        msl = self.min_samples_leaf
+        msl = msl if isinstance(msl, Integral) else int(np.ceil(msl * n))
+        mss = self.min_samples_split
+        mss = mss if isinstance(mss, Integral) else max(2, int(np.ceil(mss * n)))
+        return GrowthParams(
+            max_depth=np.iinfo(np.int32).max if self.max_depth is None else int(self.max_depth),
+            min_samples_split=max(int(mss), 2 * int(msl)),
+            min_samples_leaf=int(msl),
+            min_weight_leaf=self.min_weight_fraction_leaf * float(data.sample_weight.sum()),
+            min_impurity_decrease=float(self.min_impurity_decrease),
+            max_leaf_nodes=self.max_leaf_nodes,
+        )
+
+    def _resolve_max_features(self, n_features: int) -> int:
+        mf = self.max_features
+        if mf is None:
+            return n_features
+        if mf == "sqrt":
+            return max(1, int(np.sqrt(n_features)))
+        if mf == "log2":
+            return max(1, int(np.log2(n_features)))
+        if isinstance(mf, Integral):
+            return min(int(mf), n_features)
+        return max(1, int(mf * n_features))
+
+    def _grow_tree(self, data: FitData) -> Tree:
+        criterion = make_criterion(self.criterion, self._task, data.y, data.sample_weight, data.n_classes, data.X)
+        params = self._growth_params(data)
+        self.max_features_ = self._resolve_max_features(data.X.shape[1])
+        splitter = ExactSplitter(
+            data.X,
+            criterion,
+            min_samples_leaf=params.min_samples_leaf,
+            min_weight_leaf=params.min_weight_leaf,
+            max_features=self.max_features_,
+            random_state=check_random_state(self.random_state),
+            unit_weight=data.unit_weight,
+        )
+        return TreeBuilder(splitter, criterion, params, self._task).build(data.sample_weight)
+
+    # ------------------------------------------------------------------ predict
+    def _validate_X_predict(self, X) -> np.ndarray:
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=DTYPE, reset=False, ensure_all_finite=True)
+        return X.astype(np.float64)
+
+    def apply(self, X) -> np.ndarray:
+        """Index of the leaf each sample ends in."""
+        X = self._validate_X_predict(X)
+        return self.tree_.apply(X)
+
+    def decision_path(self, X):
+        """CSR indicator matrix (n_samples, n_nodes) of the nodes each sample visits."""
+        X = self._validate_X_predict(X)
+        return self.tree_.decision_path(X)
+
+    def get_depth(self) -> int:
+        """Depth of the tree (a single leaf has depth 0)."""
+        check_is_fitted(self)
+        return self.tree_.max_depth
+
+    def get_n_leaves(self) -> int:
+        """Number of leaves."""
+        check_is_fitted(self)
+        return self.tree_.n_leaves
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Normalised total weighted impurity decrease brought by each feature."""
+        check_is_fitted(self)
+        return self.tree_.compute_feature_importances()
+
+
+class CARTClassifier(ClassifierMixin, BaseCART):
+    """Greedy CART decision-tree classifier, tree for tree scikit-learn's ``DecisionTreeClassifier``.
+
+    Splits are searched exactly (sorted scan with prefix sums, vectorised over the nodes of a
+    level and the features; see :mod:`greedy._splitter`). Without ``max_leaf_nodes`` nodes grow
+    depth-first; with it, best-first on the weighted impurity decrease.
+
+    Parameters
+    ----------
+    criterion : {"gini", "entropy", "misclassification"} or a registered name, default="gini"
+        Node impurity; ``entropy`` is in bits like scikit-learn's. See :mod:`greedy._criteria`.
+    max_depth : int or None, default=None
+        Maximum depth (root at depth 0); None grows until the other rules stop.
+    min_samples_split : int or float, default=2
+        Minimum number of samples to split a node (a fraction of ``n_samples`` if float).
+    min_samples_leaf : int or float, default=1
+        Minimum number of samples in each child (a fraction of ``n_samples`` if float).
+    min_weight_fraction_leaf : float, default=0.0
+        Minimum fraction of the total sample weight in each child.
+    max_features : int, float, {"sqrt", "log2"} or None, default=None
+        Number of features searched at each node, drawn at random (None: all).
+    random_state : int, RandomState or None, default=None
+        Seeds the per-node feature draws when ``max_features`` is set.
+    max_leaf_nodes : int or None, default=None
+        Grow best-first until this many leaves.
+    min_impurity_decrease : float, default=0.0
+        A node splits only if ``N_t / N * (imp - N_R / N_t * imp_R - N_L / N_t * imp_L)``
+        (weighted sums) is at least this value.
+
+    Attributes
+    ----------
+    tree_ : greedy.Tree
+        The fitted tree (node ids in depth-first preorder, or creation order when best-first).
+    classes_ : ndarray of shape (n_classes,)
+    n_classes_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` has string column names.
+    max_features_ : int
+    feature_importances_ : ndarray of shape (n_features,)
+
+    Notes
+    -----
+    Tie-break among candidate splits of exactly equal gain: the lowest feature index, then the
+    lowest threshold. scikit-learn draws the feature order at random, so on exact ties (common
+    on small nodes and discrete data) the two libraries may choose different, equally good splits.
+    """
+
+    _task = "classification"
+
+    _parameter_constraints: dict = {
+        **BaseCART._parameter_constraints,
+        "criterion": [StrOptions(criterion_names("classification"))],
+    }
+
+    def __init__(
+        self,
+        *,
+        criterion="gini",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=None,
+        random_state=None,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+    ):
+        super().__init__(
+            criterion=criterion,
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features,
+            random_state=random_state,
+            max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease,
+        )
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities: the weighted class fractions of the leaf (averaged over split routes)."""
+        X = self._validate_X_predict(X)
+        return self.tree_.predict(X)
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Natural logarithm of :meth:`predict_proba` (``-inf`` for probability 0)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X) -> np.ndarray:
+        """Most probable class (the first one on ties, in ``classes_`` order)."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+
+class CARTRegressor(RegressorMixin, BaseCART):
+    """Greedy CART decision-tree regressor, tree for tree scikit-learn's ``DecisionTreeRegressor``.
+
+    Parameters
+    ----------
+    criterion : {"squared_error", "absolute_error"} or a registered name, default="squared_error"
+        ``squared_error``: leaves predict the weighted mean; ``absolute_error``: the weighted
+        median. See :mod:`greedy._criteria`.
+    max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_features, \
+random_state, max_leaf_nodes, min_impurity_decrease
+        As in :class:`CARTClassifier`.
+
+    Attributes
+    ----------
+    tree_ : greedy.Tree
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+    max_features_ : int
+    feature_importances_ : ndarray of shape (n_features,)
+    """
+
+    _task = "regression"
+
+    _parameter_constraints: dict = {
+        **BaseCART._parameter_constraints,
+        "criterion": [StrOptions(criterion_names("regression"))],
+    }
+
+    def __init__(
+        self,
+        *,
+        criterion="squared_error",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=None,
+        random_state=None,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+    ):
+        super().__init__(
+            criterion=criterion,
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features,
+            random_state=random_state,
+            max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease,
+        )
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted target (weighted average over split routes for missing values)."""
+        X = self._validate_X_predict(X)
+        return self.tree_.predict(X)
