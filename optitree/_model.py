@@ -40,19 +40,21 @@ __all__ = [
 
 _INT32_MAX = np.iinfo(np.int32).max
 
-# Memory model of ``estimate_bytes`` (bytes), calibrated with
-# experiments/bench_compiler.py (tracemalloc + ru_maxrss) on random sparse specs
-# with 12 non-zeros per row.  Per non-zero: the spec's own CSR copy (8 B value +
-# 4 B index), the CSC built at compile time (12 B), HiGHS's copy inside passModel
-# (12 B) and its row-wise copy made when the solve starts (12 B): 48 B, rounded up
-# to 56 B for the COO triplets that exist transiently while a block is added.  Per
-# row: bounds and pointers in the spec, the CSC/CSR pointers and HiGHS's row data
-# (~80 B).  Per column: bounds, costs, integrality and pointers in each copy (~96 B).
-# A fixed 64 MiB covers the HiGHS/Python baseline.
-_BYTES_PER_NONZERO = 56
-_BYTES_PER_ROW = 80
-_BYTES_PER_COL = 96
-_BYTES_BASE = 64 * 2**20
+# Memory model of ``estimate_bytes``, calibrated with ``python -m experiments.bench_compiler
+# --calibrate`` (peak RSS of a fresh process building an OCT-shaped random spec with ~12
+# non-zeros per row from numpy triplets and calling ``to_highs``; HiGHS 1.15.1, numpy 2.4):
+#     nnz (rows, cols)              0.59 M (50 k, 16 k)   1.48 M   2.96 M   5.92 M (500 k, 160 k)
+#     measured peak RSS increase    40 MiB                96 MiB   159-181  306 MiB
+#     estimate                      62 MiB                108 MiB  186 MiB  339 MiB
+# i.e. ~50 B per non-zero: the formulation's int64/float64 triplets (24 B, transient), the
+# block CSR kept by the spec (12 B), the compile-time CSR/CSC (12 B, transient) and HiGHS's
+# copy (12 B), not all alive at once.  Solving needs more: at 5.92 M non-zeros HiGHS's
+# presolve peaked at 828 MiB (2.7x the build), which the default budget (1/4 of the
+# available memory) leaves room for.
+_BYTES_PER_NONZERO = 52
+_BYTES_PER_ROW = 16
+_BYTES_PER_COL = 40
+_BYTES_BASE = 32 * 2**20
 
 
 @dataclass(eq=False)
@@ -471,7 +473,12 @@ class ModelSpec:
         The Pyomo variables in column order are stored in ``model._optitree_columns``.
         """
         import pyomo.environ as pyo
+        from pyomo.common.gc_manager import PauseGC
 
+        with PauseGC():  # millions of small expression objects: the cyclic GC only slows this
+            return self._to_pyomo(pyo)
+
+    def _to_pyomo(self, pyo):
         model = pyo.ConcreteModel(name=self.name)
         columns = []
         for b in self.var_blocks.values():
@@ -503,9 +510,10 @@ class ModelSpec:
 def estimate_bytes(n_rows: int, n_cols: int, nnz: int) -> int:
     """Peak memory (bytes) to build a :class:`ModelSpec` of this size and hand it to HiGHS.
 
-    A linear model ``base + 56 B·nnz + 80 B·rows + 96 B·cols`` calibrated with
-    ``experiments/bench_compiler.py`` (see the constants' comment in this module).
-    The HiGHS solve itself (presolve, LP factorisation, search tree) needs more.
+    A linear model ``32 MiB + 52 B·nnz + 16 B·rows + 40 B·cols`` calibrated with
+    ``experiments/bench_compiler.py`` (measurements in this module's comments).  The
+    HiGHS solve itself needs more (presolve peaked at 2.7x the build at 6 M non-zeros);
+    :func:`check_size`'s default budget of 1/4 of the available memory allows for it.
     """
     return int(
         _BYTES_BASE + _BYTES_PER_NONZERO * nnz + _BYTES_PER_ROW * n_rows + _BYTES_PER_COL * n_cols

@@ -692,6 +692,14 @@ def _run_legacy(solver, model, options, warmstart, solver_options):
     return kind, objective, bound, has_solution, set()
 
 
+def _run_pyomo_solver(interface, solver, model, options, warmstart, log, log_stream, solver_options):
+    if interface == "appsi":
+        return _run_appsi(solver, model, options, warmstart, log, solver_options)
+    if interface == "contrib":
+        return _run_contrib(solver, model, options, log_stream, solver_options)
+    return _run_legacy(solver, model, options, warmstart, solver_options)
+
+
 def solve_pyomo(
     spec,
     solver_name,
@@ -733,7 +741,8 @@ def solve_pyomo(
     Returns
     -------
     result : SolveResult
-        ``solver`` is ``"pyomo:<name>"``; the trace holds the final point only.
+        ``solver`` is ``"pyomo:<name>"``; ``solve_time`` includes Pyomo's model transfer
+        to the solver; the trace holds the final point only.
     x : ndarray of shape (n_cols,) or None
         Solution in spec column order, None without a solution.
 
@@ -743,6 +752,8 @@ def solve_pyomo(
         If the solver is not installed or not known to Pyomo.
     """
     import io
+
+    from pyomo.common.gc_manager import PauseGC
 
     from ._model import ModelSpec
 
@@ -784,22 +795,12 @@ def solve_pyomo(
         _ensure_scheduler(options.threads)
     log, log_stream = _LogCapture(), io.StringIO()
     t0 = time.perf_counter()
-    if interface == "appsi":
-        kind, objective, bound, has_solution, passed = _run_appsi(
-            solver, model, options, warmstart, log, solver_options
-        )
-    elif interface == "contrib":
-        kind, objective, bound, has_solution, passed = _run_contrib(
-            solver, model, options, log_stream, solver_options
-        )
-    else:
-        kind, objective, bound, has_solution, passed = _run_legacy(
-            solver, model, options, warmstart, solver_options
+    with PauseGC():  # Pyomo's model transfer creates many small objects
+        kind, objective, bound, has_solution, passed = _run_pyomo_solver(
+            interface, solver, model, options, warmstart, log, log_stream, solver_options
         )
     solve_time = time.perf_counter() - t0
     log_text = log.text + log_stream.getvalue()
-
-
 
     status, message = _status_from_kind(kind, has_solution, options.node_limit)
     if status == "error":
