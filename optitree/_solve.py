@@ -441,8 +441,13 @@ def solve_highs(
 
     start_accepted = None
     if start is not None:
+        # The log line and the first improving solution are the usual evidence; when a
+        # limit stops HiGHS before its MIP search, the start may be the returned
+        # solution without either.
         start_accepted = bool(
-            recorder.logged_start_objective is not None or recorder.first_solution_matches_start
+            recorder.logged_start_objective is not None
+            or recorder.first_solution_matches_start
+            or x is not None and np.abs(x[start_idx] - start_val).max() <= _START_TOL
         )
         if not start_accepted:
             message = "; ".join(filter(None, [message, "MIP start rejected (infeasible or incomplete)"]))

@@ -47,6 +47,17 @@ def highs_dense(h):
     return dense
 
 
+def pyomo_size(model):
+    """(rows, columns, non-zeros) of a Pyomo model through Pyomo's standard-form compiler
+    (mixed form: a ranged constraint comes out as two consecutive rows, counted once)."""
+    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
+    info = LinearStandardFormCompiler().write(model, mixed_form=True)
+    first = np.ones(len(info.rows), bool)
+    first[1:] = [a.constraint is not b.constraint for a, b in zip(info.rows[1:], info.rows[:-1])]
+    return int(first.sum()), len(info.columns), int(info.A.tocsr()[first].nnz)
+
+
 def brute_force_knapsack():
     """max 6a+5b+4c+3d+2e + 3y  s.t. 3a+4b+2c+3d+e + 2y <= 9, a+b+c <= 2, y in {0..3}
     (as a minimisation with offset 10); returns spec and the brute-force optimum."""
@@ -114,7 +125,6 @@ def test_to_highs_matches_independent_dense_matrix_and_bounds(seed):
 
 def test_to_pyomo_names_indices_bounds_and_rows():
     import pyomo.environ as pyo
-    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
     spec, dense = random_spec(2)
     m = spec.to_pyomo()
@@ -133,14 +143,19 @@ def test_to_pyomo_names_indices_bounds_and_rows():
     np.testing.assert_allclose(bodies, dense @ x)
     np.testing.assert_allclose(pyo.value(m.objective), cost @ x)
 
-    # same size through Pyomo's standard-form compiler (ranged rows come out twice there;
-    # rows without coefficients are Constraint.Feasible in Pyomo)
-    info = LinearStandardFormCompiler().write(m, mixed_form=True, column_order=m._optitree_columns)
-    first = np.ones(len(info.rows), bool)
-    first[1:] = [a.constraint is not b.constraint for a, b in zip(info.rows[1:], info.rows[:-1])]
-    assert first.sum() == np.count_nonzero(dense.any(axis=1))
-    assert info.A.tocsr()[first].nnz == spec.nnz
+    # same size through Pyomo's standard-form compiler (rows without coefficients are
+    # Constraint.Feasible in Pyomo; columns in no row and without cost are left out)
+    rows, cols, nnz = pyomo_size(m)
+    assert (rows, nnz) == (np.count_nonzero(dense.any(axis=1)), spec.nnz)
+    assert cols == np.count_nonzero(dense.any(axis=0) | (cost != 0))
     assert len(list(m.component_data_objects(pyo.Var))) == spec.n_cols
+
+
+def test_highs_and_pyomo_emissions_have_the_same_size():
+    spec, _ = brute_force_knapsack()
+    h = spec.to_highs()
+    assert (h.getNumRow(), h.getNumCol(), h.getNumNz()) == (2, 6, 9)
+    assert pyomo_size(spec.to_pyomo()) == (h.getNumRow(), h.getNumCol(), h.getNumNz())
 
 
 def test_knapsack_optimum_matches_brute_force_via_highs():

@@ -103,6 +103,19 @@ def test_node_limit_with_and_without_solution():
     assert r.status == "node_limit" and xp is not None
 
 
+def test_time_limit_is_a_status_with_or_without_solution():
+    spec, greedy = multi_knapsack()
+    tiny = SolveOptions(time_limit=1e-6)  # HiGHS stops before its search: no timing assertion
+    cold, x = solve_highs(spec.to_highs(), tiny)
+    assert (cold.status, x, cold.objective) == ("time_limit_no_solution", None, None)
+    warm, x = solve_highs(spec.to_highs(), tiny, start=dict(enumerate(greedy)))
+    assert warm.status == "time_limit" and warm.start_accepted is True
+    assert warm.objective == pytest.approx(objective_of(spec, greedy))
+    for name in ("appsi_highs", "highs"):
+        r, xp = solve_pyomo(spec, name, tiny)
+        assert (r.status, xp) == ("time_limit_no_solution", None)
+
+
 def test_trace_is_monotone_and_ends_with_final():
     spec, _ = multi_knapsack()
     result, _ = solve_highs(spec.to_highs(), SolveOptions())
