@@ -348,6 +348,9 @@ class ORTFormulation(OCTFormulation):
 
         Constant leaves take the loss's best constant for their training samples (the
         model's ``β`` at an optimum; squared error: the exact least-squares value).
+        Squared error with linear leaves (and ``leaf_alpha == 0``): a leaf whose exact
+        weighted least-squares fit lies within ``coef_budget`` takes that fit, the
+        exact optimum of the leaf for the model's partition.
         """
         tree = super().decode(spec, x)
         if self.leaf_model == "constant":
@@ -359,9 +362,25 @@ class ORTFormulation(OCTFormulation):
         w = spec.block_values(x, "wp") - spec.block_values(x, "wm")  # (L, F)
         w = np.where(self.usable, w, 0.0)[heap_of_node]
         beta = spec.block_values(x, "beta")[heap_of_node]
+        if self.loss == "squared" and self.leaf_alpha == 0:
+            self._refit_least_squares(tree, beta, w)
         coef = self.y_range * w / self._leaf_range
         intercept = beta - coef @ self._leaf_min - 0.5 * self.y_range * w.sum(axis=1)
         leaf = tree.is_leaf[:, None]
         d = tree.to_dict()
         d.update(leaf_coef=np.where(leaf, coef, 0.0), leaf_intercept=np.where(leaf[:, 0], intercept, 0.0))
         return Tree.from_dict(d)
+
+    def _refit_least_squares(self, tree: Tree, beta: np.ndarray, w: np.ndarray) -> None:
+        """Replace ``beta[node], w[node]`` of every leaf by its weighted least-squares fit when within budget."""
+        U = np.flatnonzero(self.usable)
+        samples = self._node_samples(tree)
+        for node in np.flatnonzero(tree.is_leaf):
+            idx = samples[node]
+            root_w = np.sqrt(self.weight[idx])
+            design = np.column_stack([np.ones(idx.size), self.y_range * self.X_leaf[idx][:, U]])
+            sol = np.linalg.lstsq(design * root_w[:, None], self.target[idx] * root_w, rcond=None)[0]
+            if np.abs(sol[1:]).sum() <= self.coef_budget:
+                beta[node] = sol[0]
+                w[node] = 0.0
+                w[node, U] = sol[1:]

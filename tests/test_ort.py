@@ -1,0 +1,208 @@
+"""ORT / ORT-L (OptimalTreeRegressor) against brute force, hand-made truth and the solver's own numbers."""
+
+import numpy as np
+import pytest
+from sklearn.tree import DecisionTreeRegressor
+
+from greedy import Tree
+from optitree._regressor import OptimalTreeRegressor
+from optitree._solve import SolveOptions, solve_highs
+from optitree.formulations.ort import ORTFormulation, squared_tangents
+
+OPTS = SolveOptions(time_limit=None, node_limit=200)
+
+
+# ---------------------------------------------------------------------- independent truth
+def leaf_cost(y, loss):
+    if y.size == 0:
+        return 0.0
+    return float(np.abs(y - np.median(y)).sum()) if loss == "absolute" else float(((y - y.mean()) ** 2).sum())
+
+
+def best_split_cost(X, y, idx, depth, loss):
+    """Least loss of a tree of depth <= ``depth`` on rows ``idx``, over every midpoint threshold."""
+    best = leaf_cost(y[idx], loss)
+    if depth == 0:
+        return best
+    for f in range(X.shape[1]):
+        v = np.unique(X[idx, f])
+        for t in (v[:-1] + v[1:]) / 2:
+            left = X[idx, f] <= t
+            cost = best_split_cost(X, y, idx[left], depth - 1, loss) + best_split_cost(X, y, idx[~left], depth - 1, loss)
+            best = min(best, cost)
+    return best
+
+
+def recomputed_objective(tree, X, y, loss, alpha=0.0):
+    """Objective of a regression tree from its predictions: loss / baseline + alpha * splits."""
+    r = y - tree.predict(X)
+    base = leaf_cost(y, loss)
+    loss_value = np.abs(r).sum() if loss == "absolute" else (r**2).sum()
+    return loss_value / base + alpha * int((tree.children_left >= 0).sum())
+
+
+def random_set(seed, n=12):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 6, (n, 2)).astype(float)  # ties on purpose
+    y = np.round(rng.normal(size=n), 2)
+    return X, y
+
+
+def solve_formulation(form, start_tree=None):
+    spec = form.build()
+    start = None if start_tree is None else form.start_from_tree(start_tree)
+    result, x = solve_highs(spec.to_highs(), OPTS, start=start)
+    return result, form.decode(spec, x)
+
+
+# ---------------------------------------------------------------------- brute force
+@pytest.mark.parametrize("depth, n", [(1, 12), (2, 9), pytest.param(2, 12, marks=pytest.mark.slow)])
+def test_absolute_error_matches_brute_force(depth, n):
+    for seed in range(30):
+        X, y = random_set(seed, n)
+        reg = OptimalTreeRegressor(max_depth=depth, time_limit=None, node_limit=20_000).fit(X, y)
+        assert reg.result_.proven_optimal, (seed, reg.result_.summary())
+        truth = best_split_cost(X, y, np.arange(y.size), depth, "absolute")
+        loss = np.abs(y - reg.predict(X)).sum()
+        assert loss == pytest.approx(truth, abs=1e-6), seed
+        assert reg.result_.objective == pytest.approx(truth / leaf_cost(y, "absolute"), abs=1e-6)
+
+
+def test_squared_error_within_the_documented_approximation():
+    """The exact optimum lies between the reported bound and the returned tree's exact objective,
+    and the returned tree is within the tangent approximation's relative error of it."""
+    rel = ((1.2 - 1) / (1.2 + 1)) ** 2
+    for seed in range(4):
+        X, y = random_set(100 + seed, n=8)
+        reg = OptimalTreeRegressor(max_depth=2, loss="squared", time_limit=None, node_limit=20_000).fit(X, y)
+        truth = best_split_cost(X, y, np.arange(y.size), 2, "squared") / leaf_cost(y, "squared")
+        res = reg.result_
+        assert res.bound <= truth + 1e-9
+        assert truth - 1e-9 <= res.objective <= truth / (1 - rel) + 1e-6
+        assert res.objective == pytest.approx(recomputed_objective(reg.tree_, X, y, "squared"), abs=1e-12)
+        # constant leaves are refitted to the mean of their samples
+        leaves = reg.apply(X)
+        for leaf in np.unique(leaves):
+            assert reg.tree_.value[leaf, 0] == pytest.approx(y[leaves == leaf].mean())
+
+
+def test_tangents_underestimate_by_at_most_the_documented_error():
+    e = squared_tangents(3.0)
+    r = np.linspace(3e-3, 3.0, 5001)
+    approx = (2 * e[None, :] * r[:, None] - e[None, :] ** 2).max(axis=1)
+    assert np.all(approx <= r**2 + 1e-12)
+    assert np.max(1 - approx / r**2) <= ((1.2 - 1) / (1.2 + 1)) ** 2 + 1e-12
+
+
+def test_highs_has_no_miqp():
+    """Why loss="squared" is approximated: HiGHS 1.15 refuses a MIP with a quadratic objective.
+    If this starts failing, HiGHS gained MIQP and the approximation can go."""
+    highspy = pytest.importorskip("highspy")
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.addVar(0, 1)
+    h.addVar(0, 5)
+    h.changeColIntegrality(1, highspy.HighsVarType.kInteger)
+    hessian = highspy.HighsHessian()
+    hessian.dim_, hessian.start_, hessian.index_, hessian.value_ = 2, [0, 1, 2], [0, 1], [2.0, 2.0]
+    hessian.format_ = highspy.HessianFormat.kTriangular
+    h.passHessian(hessian)
+    assert h.run() == highspy.HighsStatus.kError
+
+
+# ---------------------------------------------------------------------- ORT-L
+def test_linear_leaves_recover_a_piecewise_linear_function():
+    x = np.linspace(0, 1, 30)
+    y = np.where(x <= 0.4, 1 + 2 * x, 3 - x)
+    reg = OptimalTreeRegressor(max_depth=1, leaf_model="linear").fit(x[:, None], y)
+    tree = reg.tree_
+    assert reg.result_.proven_optimal
+    assert tree.feature[0] == 0
+    below, above = x[x <= 0.4].max(), x[x > 0.4].min()
+    assert below <= tree.threshold[0] < above
+    left, right = tree.children_left[0], tree.children_right[0]
+    np.testing.assert_allclose(tree.leaf_coef[[left, right], 0], [2.0, -1.0], atol=1e-6)
+    np.testing.assert_allclose(tree.leaf_intercept[[left, right]], [1.0, 3.0], atol=1e-6)
+    np.testing.assert_allclose(reg.predict(x[:, None]), y, atol=1e-6)
+
+
+def test_coef_budget_limits_the_leaf_slopes():
+    """With a budget below the true slope the fit must flatten: Σ|coef|·range(x) <= budget·range(y)."""
+    x = np.linspace(0, 1, 20)
+    y = 5 * x
+    reg = OptimalTreeRegressor(max_depth=1, leaf_model="linear", coef_budget=0.5).fit(x[:, None], y)
+    leaves = reg.tree_.is_leaf
+    assert np.all(np.abs(reg.tree_.leaf_coef[leaves, 0]) * 1.0 <= 0.5 * 5.0 + 1e-7)
+    assert np.abs(y - reg.predict(x[:, None])).sum() > 0.1
+
+
+@pytest.mark.parametrize(
+    "params", [dict(), dict(alpha=0.05), dict(leaf_model="linear"), dict(leaf_model="linear", leaf_alpha=0.02)]
+)
+def test_objective_recomputed_from_tree_equals_solver(params):
+    rng = np.random.default_rng(7)
+    X = rng.uniform(0, 10, (12, 2))
+    y = np.where(X[:, 0] > 5, X[:, 1], -X[:, 1]) + rng.normal(0, 0.3, 12)
+    form = ORTFormulation(X, y, depth=2, **params)
+    start = Tree.from_sklearn(DecisionTreeRegressor(max_depth=2).fit(X, y))
+    result, tree = solve_formulation(form, start)
+    assert result.has_solution
+    expected = recomputed_objective(tree, X, y, "absolute", params.get("alpha", 0.0))
+    if "leaf_alpha" in params:
+        span_x, span_y = np.ptp(X, axis=0), np.ptp(y)
+        expected += params["leaf_alpha"] * (np.abs(tree.leaf_coef[tree.is_leaf]) @ span_x).sum() / span_y
+    assert result.objective == pytest.approx(expected, abs=1e-6)
+    assert form.objective_of_tree(tree) == pytest.approx(expected, abs=1e-9)
+
+
+# ---------------------------------------------------------------------- estimator conventions
+def test_min_samples_leaf_and_sample_weight():
+    X, y = random_set(3, n=12)
+    reg = OptimalTreeRegressor(max_depth=2, min_samples_leaf=3).fit(X, y)
+    assert np.bincount(reg.apply(X))[reg.tree_.is_leaf].min() >= 3
+    # integer weights are duplicated rows
+    w = np.random.default_rng(0).integers(1, 4, y.size)
+    weighted = OptimalTreeRegressor(max_depth=1).fit(X, y, sample_weight=w)
+    repeated = OptimalTreeRegressor(max_depth=1).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    assert weighted.result_.objective == pytest.approx(repeated.result_.objective, abs=1e-9)
+
+
+def test_init_tree_and_attributes():
+    pd = pytest.importorskip("pandas")
+    X, y = random_set(5, n=12)
+    frame = pd.DataFrame(X, columns=["u", "v"])
+    shallow = OptimalTreeRegressor(max_depth=1).fit(frame, y)
+    deep = OptimalTreeRegressor(max_depth=2, init=shallow).fit(frame, y)
+    assert deep.result_.start_source == "previous-depth"
+    assert deep.result_.objective <= shallow.result_.objective + 1e-9
+    assert list(deep.feature_names_in_) == ["u", "v"] and deep.n_features_in_ == 2
+    assert deep.init_tree_.task == "regression"
+    assert deep.predict(frame).shape == (12,)
+    assert deep.get_depth() <= 2 and deep.get_n_leaves() == deep.tree_.n_leaves
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (dict(loss="huber"), "loss"),
+        (dict(leaf_model="tree"), "leaf_model"),
+        (dict(coef_budget=0.0), "coef_budget"),
+        (dict(formulation="oct"), "formulation"),
+        (dict(init="greedy"), "init"),
+    ],
+)
+def test_bad_parameters(params, message):
+    X, y = random_set(0)
+    with pytest.raises(ValueError, match=message):
+        OptimalTreeRegressor(**params).fit(X, y)
+
+
+def test_classification_init_and_bad_targets_are_refused():
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = random_set(0)
+    clf = DecisionTreeClassifier(max_depth=1).fit(X, y > 0)
+    with pytest.raises(ValueError, match="regression tree"):
+        OptimalTreeRegressor(init=clf).fit(X, y)
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        OptimalTreeRegressor().fit(X, np.r_[y[:-1], np.nan])
