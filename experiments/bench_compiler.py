@@ -2,6 +2,7 @@
 
     python -m experiments.bench_compiler            # N = 20 000 (HiGHS) and N = 1 000 (HiGHS vs Pyomo)
     python -m experiments.bench_compiler --calibrate  # peak memory vs estimate_bytes at several N
+    python -m experiments.bench_compiler --trace-overhead  # solve_highs (callbacks) vs bare run
 
 The model is a random sparse spec with the shape of the depth-3 OCT model on N samples
 and F = 10 features (DESIGN.md §4): B = 7 branch nodes, L = 8 leaves, N·L point-leaf
@@ -121,13 +122,54 @@ def show(r):
     )
 
 
+def multi_knapsack(n_items=100, n_constraints=8, seed=0):
+    """Random 0-1 multi-knapsack (~170 nodes with HiGHS 1.15.1, seed 0, 1 thread)."""
+    from optitree._model import ModelSpec
+
+    rng = np.random.default_rng(seed)
+    w = rng.integers(5, 40, (n_constraints, n_items)).astype(float)
+    spec = ModelSpec("mknap")
+    x = spec.add_vars("x", n_items, ub=1, integer=True, obj=-rng.integers(5, 60, n_items).astype(float))
+    spec.add_rows("cap", n_constraints, np.repeat(np.arange(n_constraints), n_items),
+                  np.tile(x, n_constraints), w.ravel(), -np.inf, w.sum(axis=1) * 0.3)
+    return spec
+
+
+def trace_overhead(repeats=3):
+    """CPU time (1 thread, so process time; robust on a shared machine) of a bare
+    ``Highs.run`` vs ``solve_highs`` with its callbacks and log capture, interleaved."""
+    from optitree._solve import SolveOptions, solve_highs
+
+    spec = multi_knapsack()
+    bare, ours, nodes = [], [], set()
+    for _ in range(repeats):
+        h = spec.to_highs()
+        for key, value in (("mip_rel_gap", 0.0), ("threads", 1), ("random_seed", 0)):
+            h.setOptionValue(key, value)
+        t = time.process_time()
+        h.run()
+        bare.append(time.process_time() - t)
+        nodes.add(h.getInfo().mip_node_count)
+        t = time.process_time()
+        result, _ = solve_highs(spec.to_highs(), SolveOptions())
+        ours.append(time.process_time() - t)
+        nodes.add(result.nodes)
+    b, o = float(np.median(bare)), float(np.median(ours))
+    print(f"multi-knapsack 100x8: bare run {b:.3f} s CPU, solve_highs {o:.3f} s CPU "
+          f"(median of {repeats}; nodes {sorted(nodes)}): overhead {100 * (o / b - 1):+.1f} %")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calibrate", action="store_true", help="peak memory at several N")
+    parser.add_argument("--trace-overhead", action="store_true", help="cost of solve_highs's callbacks")
     parser.add_argument("--one", nargs=3, metavar=("N", "TARGET", "TRACE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
         print(json.dumps(measure(int(args.one[0]), args.one[1], bool(int(args.one[2])))))
+        return
+    if args.trace_overhead:
+        trace_overhead()
         return
     if args.calibrate:
         for n in (2_000, 5_000, 10_000, 20_000):

@@ -182,16 +182,19 @@ def _ensure_scheduler(threads: int, force: bool = False) -> None:
     """Make HiGHS's process-wide scheduler use ``threads`` threads.
 
     HiGHS refuses to run when the ``threads`` option differs from the thread count of
-    its global scheduler (initialised by the first solve of the process); resetting it
-    affects HiGHS solves running concurrently in other threads of this process.
+    its global scheduler (initialised by the first solve of the process).  The scheduler
+    is reset only when the count changes between our solves, or with ``force`` after
+    HiGHS refused to run (another user of HiGHS in this process initialised it); a reset
+    affects HiGHS solves running concurrently in other threads of this process, so
+    parallel workers sharing a process should all use the same ``threads``.
     """
     global _scheduler_threads
     import highspy
 
     with _scheduler_lock:
-        if force or _scheduler_threads != threads:
+        if force or _scheduler_threads not in (None, threads):
             highspy.Highs.resetGlobalScheduler(True)
-            _scheduler_threads = threads
+        _scheduler_threads = threads
 
 
 def versions(highs=None, pyomo: bool = False) -> dict:

@@ -168,11 +168,20 @@ def test_pyomo_start_acceptance():
 
 
 def test_thread_count_can_change_between_solves():
+    import highspy
+
     spec, best = assignment_spec()
     for threads in (2, 1, 2, 1):
         result, _ = solve_highs(spec.to_highs(), SolveOptions(threads=threads))
         assert result.status == "optimal" and result.objective == pytest.approx(best)
         assert result.options["threads"] == threads
+    # someone else in the process initialises HiGHS's scheduler with another thread count
+    highspy.Highs.resetGlobalScheduler(True)
+    other = spec.to_highs()
+    other.setOptionValue("threads", 2)
+    other.run()
+    result, _ = solve_highs(spec.to_highs(), SolveOptions(threads=1))
+    assert result.status == "optimal" and result.objective == pytest.approx(best)
 
 
 def test_legacy_pyomo_interface(monkeypatch):
