@@ -171,7 +171,7 @@ class ModelSpec:
         ndarray of int, shape ``shape``
             Global column indices of the new variables.
         """
-        self._check_new_name(name, self.var_blocks, "variable")
+        self._check_new_name(name, "variable")
         shape = _as_shape(shape)
         size = math.prod(shape)
         lb = _broadcast_float(lb, shape, f"lb of variable block {name!r}").ravel()
@@ -219,7 +219,7 @@ class ModelSpec:
         ndarray of int, shape (n_rows,)
             Global row indices of the block.
         """
-        self._check_new_name(name, self.row_blocks, "row")
+        self._check_new_name(name, "row")
         n_rows = _as_count(n_rows, "n_rows")
         rows = _as_index_array(rows, "rows", name)
         cols = _as_index_array(cols, "cols", name)
@@ -493,13 +493,13 @@ class ModelSpec:
         cost = self.column_arrays()[0]
         nz = np.flatnonzero(cost)
         model.objective = pyo.Objective(
-            expr=_linear_expression(pyo, columns, nz, cost[nz], float(self.objective_offset)),
+            expr=_linear_expression(columns, nz, cost[nz], float(self.objective_offset)),
             sense=pyo.minimize,
         )
         return model
 
     # ---------------------------------------------------------------- helpers
-    def _check_new_name(self, name, existing, kind):
+    def _check_new_name(self, name, kind):
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"{kind} block name must be a Python identifier, got {name!r}")
         if name in self.var_blocks or name in self.row_blocks or name == "objective":
@@ -575,11 +575,12 @@ def check_size(n_rows, n_cols, nnz, budget_bytes=None, hint="") -> None:
 
 
 def _format_bytes(n) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+    if n < 1024:
+        return f"{n:.0f} B"
+    for unit in ("KiB", "MiB", "GiB"):
         n /= 1024
-    raise AssertionError("unreachable")
+        if n < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}"
 
 
 # ------------------------------------------------------------------ small helpers
@@ -652,11 +653,12 @@ def _pyomo_var(pyo, block):
     return var
 
 
-def _linear_expression(pyo, columns, idx, coefs, constant=0.0):
+def _linear_expression(columns, idx, coefs, constant=0.0):
+    """``constant + sum_k coefs[k] * columns[idx[k]]`` as a Pyomo ``LinearExpression``."""
     from pyomo.core.expr.numeric_expr import LinearExpression
 
     return LinearExpression(
-        constant=constant, linear_coefs=coefs.tolist(), linear_vars=[columns[j] for j in idx]
+        constant=constant, linear_coefs=coefs.tolist(), linear_vars=[columns[j] for j in idx.tolist()]
     )
 
 
@@ -670,7 +672,7 @@ def _pyomo_constraint(pyo, block, columns):
         if lo == hi:
             feasible = (lb[i] is None or lb[i] <= 0) and (ub[i] is None or ub[i] >= 0)
             return pyo.Constraint.Feasible if feasible else pyo.Constraint.Infeasible
-        expr = _linear_expression(pyo, columns, indices[lo:hi], data[lo:hi])
+        expr = _linear_expression(columns, indices[lo:hi], data[lo:hi])
         if lb[i] is not None and lb[i] == ub[i]:
             return expr == lb[i]
         return (lb[i], expr, ub[i])
