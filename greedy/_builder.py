@@ -262,7 +262,8 @@ class TreeBuilder:
         S = batch.n_nodes
         routing = self._route(batch, choice, choice.found)
         entry, child, child_weight = self._children_entries(routing)
-        children = self.criterion.node_statistics(child, self.entries.sample[entry], child_weight, 2 * S)
+        with np.errstate(divide="ignore", invalid="ignore"):  # children of nodes without a split are empty
+            children = self.criterion.node_statistics(child, self.entries.sample[entry], child_weight, 2 * S)
         wl, wr = children.weighted_n[0::2], children.weighted_n[1::2]
         with np.errstate(invalid="ignore", divide="ignore"):
             improvement = (weight / self.total_weight) * (

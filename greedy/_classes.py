@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, clone
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -21,6 +21,9 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ._builder import GrowthParams, TreeBuilder
 from ._criteria import criterion_names, make_criterion
+from ._hist import MAX_BINS_LIMIT, build_hist_tree
+from ._linear import fit_linear_leaves
+from ._prune import cost_complexity_path, prune_cost_complexity, prune_reduced_error
 from ._splitter import ExactSplitter
 from ._tree import Tree
 
@@ -63,6 +66,9 @@ class BaseCART(BaseEstimator):
         "random_state": ["random_state"],
         "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
         "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
+        "splitter": [StrOptions({"best", "hist"})],
+        "max_bins": [Interval(Integral, 2, MAX_BINS_LIMIT, closed="both")],
+        "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
     }
 
     def __init__(
@@ -77,6 +83,9 @@ class BaseCART(BaseEstimator):
         random_state=None,
         max_leaf_nodes=None,
         min_impurity_decrease=0.0,
+        splitter="best",
+        max_bins=255,
+        ccp_alpha=0.0,
     ):
         self.criterion = criterion
         self.max_depth = max_depth
@@ -87,6 +96,9 @@ class BaseCART(BaseEstimator):
         self.random_state = random_state
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
+        self.splitter = splitter
+        self.max_bins = max_bins
+        self.ccp_alpha = ccp_alpha
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -107,7 +119,61 @@ class BaseCART(BaseEstimator):
         self
         """
         data = self._fit_data(X, y, sample_weight)
-        self.tree_ = self._grow_tree(data)
+        self.tree_ = self._finish_tree(self._grow_tree(data), data)
+        return self
+
+    def _finish_tree(self, tree: Tree, data: FitData) -> Tree:
+        """Post-process a grown tree: minimal cost-complexity pruning at ``ccp_alpha``."""
+        return prune_cost_complexity(tree, self.ccp_alpha)
+
+    def _grow_hist_tree(self, data: FitData) -> Tree:
+        """Grow with the histogram split search (:mod:`greedy._hist`)."""
+        params = self._growth_params(data)
+        self.max_features_ = self._resolve_max_features(data.X.shape[1])
+        return build_hist_tree(
+            data.X.astype(np.float64), data.y, None if data.unit_weight else data.sample_weight,
+            task=self._task, criterion=self.criterion, n_classes=data.n_classes, max_bins=self.max_bins,
+            max_depth=params.max_depth, min_samples_split=params.min_samples_split,
+            min_samples_leaf=params.min_samples_leaf, min_weight_leaf=params.min_weight_leaf,
+            min_impurity_decrease=params.min_impurity_decrease, max_features=self.max_features_,
+            max_leaf_nodes=params.max_leaf_nodes, random_state=check_random_state(self.random_state),
+        )
+
+    def cost_complexity_pruning_path(self, X, y, sample_weight=None):
+        """Minimal cost-complexity pruning path of the tree grown on ``(X, y)`` with ``ccp_alpha=0``.
+
+        Returns
+        -------
+        sklearn.utils.Bunch
+            ``ccp_alphas``: effective alphas of the successive weakest-link prunings (from 0);
+            ``impurities``: total weighted leaf impurity of each pruned subtree. Equal to
+            scikit-learn's path for the same tree (see :mod:`greedy._prune`).
+        """
+        est = clone(self).set_params(ccp_alpha=0.0)
+        est.fit(X, y, sample_weight=sample_weight)
+        return cost_complexity_path(est.tree_)
+
+    def prune_reduced_error(self, X_val, y_val, sample_weight=None):
+        """Reduced-error pruning of the fitted tree on held-out data; returns ``self``.
+
+        Bottom-up, a branch becomes a leaf when the (weighted) validation error of the leaf —
+        misclassifications, or squared errors for regression — is not larger than the
+        branch's. Ties prune, so branches no validation sample reaches are collapsed. See
+        :func:`greedy._prune.prune_reduced_error`.
+        """
+        X = self._validate_X_predict(X_val)
+        y = np.asarray(y_val)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y_val must have shape ({X.shape[0]},), got {y.shape}")
+        if self._task == "classification":
+            codes = np.searchsorted(self.classes_, y)
+            known = (codes < self.classes_.shape[0]) & (self.classes_[np.minimum(codes, self.classes_.shape[0] - 1)] == y)
+            if not np.all(known):
+                raise ValueError(f"y_val contains labels not seen in fit: {np.unique(y[~known])[:5].tolist()}")
+            y = codes
+        sw = None if sample_weight is None else _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                                                     ensure_non_negative=True)
+        self.tree_ = prune_reduced_error(self.tree_, X, y, sw)
         return self
 
     def _fit_data(self, X, y, sample_weight) -> FitData:
@@ -123,8 +189,6 @@ class BaseCART(BaseEstimator):
                 raise ValueError("y contains NaN or infinity")
         unit_weight = sample_weight is None
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        if not sample_weight.sum() > 0:
-            raise ValueError("sample_weight must have a positive sum")
         return FitData(X, y, sample_weight, unit_weight, n_classes)
 
     def _growth_params(self, data: FitData) -> GrowthParams:
@@ -156,6 +220,8 @@ class BaseCART(BaseEstimator):
         return max(1, int(mf * n_features))
 
     def _grow_tree(self, data: FitData) -> Tree:
+        if self.splitter == "hist":
+            return self._grow_hist_tree(data)
         criterion = make_criterion(self.criterion, self._task, data.y, data.sample_weight, data.n_classes, data.X)
         params = self._growth_params(data)
         self.max_features_ = self._resolve_max_features(data.X.shape[1])
@@ -231,6 +297,19 @@ class CARTClassifier(ClassifierMixin, BaseCART):
     min_impurity_decrease : float, default=0.0
         A node splits only if ``N_t / N * (imp - N_R / N_t * imp_R - N_L / N_t * imp_L)``
         (weighted sums) is at least this value.
+    splitter : {"best", "hist"}, default="best"
+        ``"best"``: exact sorted scan. ``"hist"``: histogram search (:mod:`greedy._hist`) —
+        features binned once at quantiles into ``max_bins`` bins, a level of nodes grown with
+        one ``bincount`` per feature; much faster on large data, and the same splits as
+        ``"best"`` when every feature has at most ``max_bins`` distinct values (up to exact
+        ties and float32 values closer than 1e-7). Criteria ``gini``, ``entropy`` and
+        ``squared_error`` only; no missing values. Supports every other option, with
+        ``max_leaf_nodes`` growing best-first. Its trees are numbered in depth-first preorder.
+    max_bins : int, default=255
+        Bins per feature for ``splitter="hist"``, in ``[2, 65535]``.
+    ccp_alpha : float, default=0.0
+        Complexity parameter of minimal cost-complexity pruning (:mod:`greedy._prune`): the
+        grown tree is pruned to the subtree scikit-learn's ``ccp_alpha`` gives; 0 disables it.
 
     Attributes
     ----------
@@ -270,6 +349,9 @@ class CARTClassifier(ClassifierMixin, BaseCART):
         random_state=None,
         max_leaf_nodes=None,
         min_impurity_decrease=0.0,
+        splitter="best",
+        max_bins=255,
+        ccp_alpha=0.0,
     ):
         super().__init__(
             criterion=criterion,
@@ -281,6 +363,9 @@ class CARTClassifier(ClassifierMixin, BaseCART):
             random_state=random_state,
             max_leaf_nodes=max_leaf_nodes,
             min_impurity_decrease=min_impurity_decrease,
+            splitter=splitter,
+            max_bins=max_bins,
+            ccp_alpha=ccp_alpha,
         )
 
     def predict_proba(self, X) -> np.ndarray:
@@ -306,10 +391,18 @@ class CARTRegressor(RegressorMixin, BaseCART):
     ----------
     criterion : {"squared_error", "absolute_error"} or a registered name, default="squared_error"
         ``squared_error``: leaves predict the weighted mean; ``absolute_error``: the weighted
-        median. See :mod:`greedy._criteria`.
+        median. See :mod:`greedy._criteria`. ``correlation``: ``1 - |mean_j corr(x_j, y)|``,
+        for linear leaves (:mod:`greedy._linear`).
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_features, \
-random_state, max_leaf_nodes, min_impurity_decrease
+random_state, max_leaf_nodes, min_impurity_decrease, splitter, max_bins, ccp_alpha
         As in :class:`CARTClassifier`.
+    leaf_model : {"constant", "linear"}, default="constant"
+        ``"linear"``: after growing (and pruning), every node gets a weighted least-squares
+        linear model of its training samples and leaves predict with it (a *model tree*,
+        :mod:`greedy._linear`). A node with fewer than ``n_features + 1`` samples keeps the
+        constant model (its mean); set ``min_samples_leaf >= n_features + 1`` to avoid that.
+        Combine with ``criterion="correlation"`` to choose splits that isolate linear regions.
+        ``ccp_alpha`` and the pruning path use the constant-leaf impurities.
 
     Attributes
     ----------
@@ -325,6 +418,7 @@ random_state, max_leaf_nodes, min_impurity_decrease
     _parameter_constraints: dict = {
         **BaseCART._parameter_constraints,
         "criterion": [StrOptions(criterion_names("regression"))],
+        "leaf_model": [StrOptions({"constant", "linear"})],
     }
 
     def __init__(
@@ -339,6 +433,10 @@ random_state, max_leaf_nodes, min_impurity_decrease
         random_state=None,
         max_leaf_nodes=None,
         min_impurity_decrease=0.0,
+        splitter="best",
+        max_bins=255,
+        ccp_alpha=0.0,
+        leaf_model="constant",
     ):
         super().__init__(
             criterion=criterion,
@@ -350,7 +448,18 @@ random_state, max_leaf_nodes, min_impurity_decrease
             random_state=random_state,
             max_leaf_nodes=max_leaf_nodes,
             min_impurity_decrease=min_impurity_decrease,
+            splitter=splitter,
+            max_bins=max_bins,
+            ccp_alpha=ccp_alpha,
         )
+        self.leaf_model = leaf_model
+
+    def _finish_tree(self, tree: Tree, data: FitData) -> Tree:
+        """Prune at ``ccp_alpha``, then fit the linear leaf models if ``leaf_model="linear"``."""
+        tree = super()._finish_tree(tree, data)
+        if self.leaf_model == "linear":
+            tree = fit_linear_leaves(tree, data.X.astype(np.float64), data.y, data.sample_weight)
+        return tree
 
     def predict(self, X) -> np.ndarray:
         """Predicted target (weighted average over split routes for missing values)."""

@@ -172,7 +172,8 @@ class AdditiveCriterion(Criterion):
 
     def node_statistics(self, node, entry_sample, entry_weight, n_nodes: int) -> NodeStatistics:
         cols = self.columns(entry_sample, entry_weight)
-        sums = [np.bincount(node, weights=entry_weight if c is None else c, minlength=n_nodes) for c in cols]
+        sums = [np.bincount(node, weights=entry_weight if c is None else c, minlength=n_nodes).astype(np.float64)
+                for c in cols]
         return NodeStatistics(
             value=self.value_from_sums(sums),
             impurity=self.impurity_from_sums(sums),
@@ -215,7 +216,7 @@ class _ClassCounts(AdditiveCriterion):
     def node_statistics(self, node, entry_sample, entry_weight, n_nodes: int) -> NodeStatistics:
         k = int(self.n_classes)
         counts = np.bincount(node * k + self.y[entry_sample], weights=entry_weight, minlength=n_nodes * k)
-        counts = counts.reshape(n_nodes, k)
+        counts = counts.reshape(n_nodes, k).astype(np.float64, copy=False)  # bincount of nothing is int
         w = counts.sum(axis=1)
         return NodeStatistics(counts, self.impurity_from_sums([w] + [counts[:, c] for c in range(k - 1)]), w,
                               np.bincount(node, minlength=n_nodes))
@@ -342,7 +343,7 @@ class AbsoluteError(Criterion):
         order = np.lexsort((y, node))
         node_s, y_s, w_s = node[order], y[order], entry_weight[order]
         count = np.bincount(node, minlength=n_nodes)
-        total = np.bincount(node, weights=entry_weight, minlength=n_nodes)
+        total = np.bincount(node, weights=entry_weight, minlength=n_nodes).astype(np.float64)
         start = np.concatenate([[0], np.cumsum(count)[:-1]])
         cum = np.cumsum(w_s)
         before = np.concatenate([[0.0], cum])[start]  # weight of earlier nodes
