@@ -133,7 +133,7 @@ def get(name: str) -> Method:
 
 # ---------------------------------------------------------------------------- built-in methods
 GREEDY_PARAMS = {
-    "criterion": Param(str, "gini", choices=("gini", "entropy"), doc="impurity criterion"),
+    "criterion": Param(str, "gini", choices=("gini", "entropy", "misclassification"), doc="impurity criterion"),
     "min_samples_leaf": Param(int, 1, minimum=1),
     "min_samples_split": Param(int, 2, minimum=2),
     "ccp_alpha": Param(float, 0.0, minimum=0.0, doc="cost-complexity pruning"),
