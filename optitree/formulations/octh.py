@@ -204,6 +204,36 @@ class OCTHFormulation(TreeFormulation):
             return a, 0.0 if threshold >= shift else -1.0
         return a / norm, (threshold - shift) / norm
 
+    def _representable(self, tree: Tree) -> tuple[Tree, int]:
+        """Move every split whose training gap is below the margin ``μ`` into the nearest gap >= ``μ``.
+
+        A split can be stated only if the projections ``a·x'`` (``Σ|a| = 1``) of the
+        samples reaching it leave a gap of at least ``μ`` between the two sides; a
+        univariate CART split between two values closer than ``μ`` after scaling
+        cannot. Nodes are fixed top-down (a move changes the samples below); a node
+        with no gap >= ``μ`` sends all its samples left, and the canonical pass that
+        follows removes it.
+        """
+        moved = 0
+        threshold = tree.threshold.copy()
+        for node in np.flatnonzero(~tree.is_leaf):  # parents before children
+            current = Tree.from_dict({**tree.to_dict(), "threshold": threshold})
+            idx = self._node_samples(current)[node]
+            coef = tree.split_coef[node] if tree.feature[node] == OBLIQUE else np.eye(self.n_features)[tree.feature[node]]
+            norm = np.abs(np.where(self.usable, coef * self.x_range, 0.0)).sum()
+            q = np.unique(self.X[idx] @ coef)  # original projections; a·x' = (q - shift) / norm
+            q_left = q[q <= threshold[node]]
+            if q_left.size and q_left.size < q.size and q[q_left.size] - q_left[-1] >= self.margin * norm:
+                continue
+            moved += 1
+            wide = np.flatnonzero(np.diff(q) >= self.margin * norm)
+            if wide.size == 0:
+                threshold[node] = q[-1]  # everything left: the split disappears
+                continue
+            mids = 0.5 * (q[wide] + q[wide + 1])
+            threshold[node] = mids[np.abs(mids - threshold[node]).argmin()]
+        return (Tree.from_dict({**tree.to_dict(), "threshold": threshold}), moved) if moved else (tree, 0)
+
     def _start_columns(self, tree: Tree) -> np.ndarray:
         v, B, F = self.vars, self.n_branch, self.n_features
         x = np.zeros(self.spec.n_cols)
