@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from greedy import Tree
+from greedy import CARTRegressor, Tree
 
 from ._classifier import OptimalTreeClassifier
 from ._model import check_size
@@ -77,12 +77,15 @@ class OptimalTreeRegressor(RegressorMixin, BaseEstimator):
     random_state : int, RandomState or None, default=0
         Seeds the solver and the CART start.
     init : "cart", None, greedy.Tree or fitted tree estimator, default="cart"
-        Warm start: greedy CART of depth ``max_depth`` (criterion matching ``loss``,
-        linear leaves for ORT-L when greedy offers them) with the same
-        ``min_samples_leaf``; no start (None); or a given regression tree of depth <=
-        max_depth. Only the start's partition (splits, leaf assignment) is given to
-        the solver, which completes the leaf values by an LP. A start is never worse
-        than what ``fit`` returns.
+        Warm start: :class:`greedy.CARTRegressor` of depth ``max_depth`` with the
+        criterion of ``loss`` and the same ``min_samples_leaf``; no start (None); or a
+        given regression tree of depth <= max_depth. Only the start's partition
+        (splits, leaf assignment) is given to the solver, which completes the leaf
+        models by an LP — for ORT-L too, so greedy's linear-leaf trees give the same
+        start as their constant-leaf twins. ``result_.start_objective`` is the
+        objective of the start tree with constant leaves (for ORT-L an upper bound on
+        the solver's completion, which ``result_.trace`` records as the "start"
+        event). A start is never worse than what ``fit`` returns.
     solver : str, default="highs"
         "highs" or "pyomo:<name>" (see :class:`OptimalTreeClassifier`).
     constraints : callable or None, default=None
@@ -309,13 +312,11 @@ class OptimalTreeRegressor(RegressorMixin, BaseEstimator):
 
     def _fit_cart(self, X, y, sample_weight, seed) -> Tree:
         """Greedy CART regressor of ``max_depth`` (criterion of ``loss``, same ``min_samples_leaf``)."""
-        from sklearn.tree import DecisionTreeRegressor
-
-        est = DecisionTreeRegressor(
+        est = CARTRegressor(
             criterion=_CRITERION[self.loss], max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
             random_state=seed,
         )
-        return Tree.from_sklearn(est.fit(X, y, sample_weight=sample_weight))
+        return est.fit(X, y, sample_weight=sample_weight).tree_
 
     def _init_tree(self, n_features: int) -> tuple[Tree, str]:
         """The regression start tree given as ``init`` and its source label ("user" / "previous-depth")."""
