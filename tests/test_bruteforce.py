@@ -1,0 +1,81 @@
+"""Both formulations reach the brute-force optimum on tiny random data sets (depths 1 and 2).
+
+The brute force is independent of optitree: it enumerates every tree of depth <= 2 whose
+thresholds are midpoints between consecutive distinct feature values (every threshold
+partition of the data) and counts training errors with numpy.
+"""
+
+import numpy as np
+import pytest
+
+from optitree import OptimalTreeClassifier
+
+N_DEFAULT = 40
+N_SLOW = 200
+
+
+def brute_force_errors(X, y, depth):
+    """Fewest training errors of any tree of depth <= ``depth`` (1 or 2), unit weights."""
+    onehot = np.eye(y.max() + 1)[y]  # (n, K)
+    goes_left = [X[:, j] <= t for j in range(X.shape[1])
+                 for t in (lambda v: (v[:-1] + v[1:]) / 2)(np.unique(X[:, j]))]
+    S = np.array(goes_left + [np.ones(len(y), bool)])  # (M, n); last row: "no split"
+    sides = np.stack([S, ~S]).astype(float)  # (2, M, n)
+
+    def leaf_errors(counts):  # counts (..., K)
+        return counts.sum(-1) - counts.max(-1)
+
+    if depth == 1:
+        counts = np.einsum("smn,nk->smk", sides, onehot)  # (2, M, K)
+        return int(leaf_errors(counts).sum(0).min())
+    # depth 2: root split r, child splits c (one per side); errors of side s below root r
+    counts = np.einsum("srn,tcn,nk->srtck", sides, sides, onehot)  # (2, M, 2, M, K)
+    below = leaf_errors(counts).sum(axis=2).min(axis=-1)  # (2, M): best child split per root side
+    return int(below.sum(0).min())
+
+
+def random_dataset(seed, max_samples=14):
+    rng = np.random.RandomState(seed)
+    n = rng.randint(5, max_samples + 1)
+    f = rng.randint(2, 4)
+    k = rng.randint(2, 4)
+    X = np.round(rng.rand(n, f) * 10) / 2  # a few ties on purpose
+    y = rng.randint(0, k, n)
+    y[:k] = np.arange(k)  # every class present
+    return X, y
+
+
+def test_brute_force_on_hand_checked_cases():
+    # XOR on four points: depth 1 makes 2 errors (a stump gets 2 of 4), depth 2 none
+    X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    y = np.array([0, 1, 1, 0])
+    assert brute_force_errors(X, y, 1) == 2
+    assert brute_force_errors(X, y, 2) == 0
+    # DESIGN.md §4's counterexample: 9/10 correct is the best depth-2 tree
+    X = np.array([[1, 0], [1, 5], [3, 5], [5, 2], [2, 1], [2, 0], [1, 0], [4, 1], [1, 2], [4, 4]], float)
+    y = np.array([0, 0, 1, 1, 1, 1, 1, 0, 1, 1])
+    assert brute_force_errors(X, y, 2) == 1
+
+
+def _check(seed, formulation, depth, max_samples):
+    X, y = random_dataset(seed, max_samples)
+    clf = OptimalTreeClassifier(max_depth=depth, formulation=formulation, time_limit=None, random_state=0)
+    clf.fit(X, y)
+    expected = brute_force_errors(X, y, depth)
+    assert clf.result_.proven_optimal
+    assert int((clf.predict(X) != y).sum()) == expected, (seed, formulation, depth)
+
+
+@pytest.mark.parametrize("formulation", ["flow", "oct"])
+@pytest.mark.parametrize("depth", [1, 2])
+def test_formulations_match_brute_force(formulation, depth):
+    for seed in range(N_DEFAULT):  # n <= 10 keeps the default suite fast
+        _check(seed, formulation, depth, max_samples=10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("formulation", ["flow", "oct"])
+@pytest.mark.parametrize("depth", [1, 2])
+def test_formulations_match_brute_force_200(formulation, depth):
+    for seed in range(N_SLOW):
+        _check(seed, formulation, depth, max_samples=14)
