@@ -38,12 +38,16 @@ per split (:mod:`optitree.formulations._base`); the constant is the model's
 ``objective_offset``.
 
 Prefix sums. The capacity sums run over every threshold on one side of ``x_ij``: written
-directly they have ``O(N · B · F_b)`` non-zeros. With continuous
+directly they have ``O(N · B · F_b)`` non-zeros. With
 ``b^{cum}_{n,(j,q)} = \\sum_{q' \\ge q} b_{n,(j,q')}`` (block ``b_cum``, one equality row
 each) the left capacity is ``\\sum_j b^{cum}_{n,(j, r_{ij})}`` (``r_{ij}`` = first
 threshold ``>= x_ij``) and the right one ``\\sum_j (b^{cum}_{n,(j,1)} -
 b^{cum}_{n,(j,r_{ij})})``: ``O(N · B · F)`` non-zeros, the same LP (a linear change of
-variables).
+variables). The prefix variables are integral whenever ``b`` is, and are declared
+binary: branching on ``b^{cum}_{n,(j,q)}`` ("node ``n`` splits on ``j`` at a threshold
+``>= t_{j,q}``") halves a feature's threshold range, a far stronger dichotomy than fixing
+one ``b`` (measured: XOR, N = 200, depth 2 found and proven in ~35 s instead of no
+solution better than 40 % error in 40 s).
 
 Leaf size. With ``min_samples_leaf > 1`` every sample must be routed to the node that
 classifies it: the root inflow is fixed to 1 and a second sink ``z_wrong`` with
