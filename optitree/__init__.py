@@ -8,7 +8,9 @@ from greedy import HeapTree, Tree
 from . import datasets
 from ._export import export_graphviz, export_text
 from ._plot import plot_decision_regions, plot_progress, plot_tree
+from ._classifier import OptimalTreeClassifier
 
 __all__ = ["Tree", "HeapTree"]
 __all__ += ["datasets", "export_text", "export_graphviz", "plot_tree", "plot_progress", "plot_decision_regions"]
+__all__ += ["OptimalTreeClassifier"]
 __version__ = "0.1.0"
