@@ -206,3 +206,32 @@ def test_classification_init_and_bad_targets_are_refused():
         OptimalTreeRegressor(init=clf).fit(X, y)
     with pytest.raises(ValueError, match="NaN|infinity"):
         OptimalTreeRegressor().fit(X, np.r_[y[:-1], np.nan])
+
+
+@pytest.mark.parametrize(
+    "params",
+    [dict(), dict(min_samples_leaf=2), dict(leaf_model="linear"), dict(loss="squared", leaf_model="linear")],
+)
+def test_estimated_size_equals_built_size(params):
+    X, y = random_set(11, n=12)
+    X = np.column_stack([X, np.zeros(12), np.linspace(-1, 1, 12)])  # a constant and a centred feature
+    form = ORTFormulation(X, y, depth=2, **params)
+    spec = form.build()
+    assert form.estimate_size() == (spec.n_rows, spec.n_cols, spec.nnz)
+
+
+def test_user_constraints_reach_the_model():
+    """Forbid feature 0 at the root through a Pyomo constraint: the root must split on feature 1."""
+    x = np.linspace(0, 1, 16)
+    X = np.column_stack([x, x[::-1] ** 2])
+    y = np.where(x <= 0.5, 0.0, 1.0)
+
+    def no_feature_0_at_root(m):
+        from pyomo.environ import Constraint
+
+        m.forbid = Constraint(expr=m.a[0, 0] == 0)
+
+    free = OptimalTreeRegressor(max_depth=1).fit(X, y)
+    tied = OptimalTreeRegressor(max_depth=1, constraints=no_feature_0_at_root).fit(X, y)
+    assert tied.tree_.feature[0] == 1
+    assert free.result_.objective <= tied.result_.objective + 1e-9
