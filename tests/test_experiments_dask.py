@@ -16,7 +16,7 @@ seeds = [0, 1]
 
 [[datasets]]
 name = "xor"
-params = { n = 40 }
+params = { n = 16 }
 
 [[datasets]]
 name = "parity"
@@ -31,6 +31,10 @@ params = { start = "cold", time_limit = 20.0, node_limit = 20, threads = 2 }
 """
 
 
+def failures(out):
+    return [r["error"] for r in records.load_records(out) if r["status"] != "done"]
+
+
 def by_id(out):
     return {r["run_id"]: r for r in records.load_records(out)}
 
@@ -42,8 +46,10 @@ def test_grid_on_a_local_dask_cluster(tmp_path):
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
     ) as cluster:
         argv = ["run", str(cfg), "--out", str(tmp_path / "dask"), "--backend", "dask"]
-        assert cli.main(argv + ["--scheduler", cluster.scheduler_address, "--quiet", "--no-summary"]) == 0
-    assert cli.main(["run", str(cfg), "--out", str(tmp_path / "serial"), "--quiet", "--no-summary"]) == 0
+        rc = cli.main(argv + ["--scheduler", cluster.scheduler_address, "--quiet", "--no-summary"])
+        assert rc == 0, failures(tmp_path / "dask")
+    rc = cli.main(["run", str(cfg), "--out", str(tmp_path / "serial"), "--quiet", "--no-summary"])
+    assert rc == 0, failures(tmp_path / "serial")
 
     dask_runs, serial_runs = by_id(tmp_path / "dask"), by_id(tmp_path / "serial")
     assert len(dask_runs) == 8 and dask_runs.keys() == serial_runs.keys()

@@ -17,7 +17,7 @@ seeds = [0, 1]
 
 [[datasets]]
 name = "xor"
-params = { n = 24 }
+params = { n = 16 }
 
 [[datasets]]
 name = "lenses"
