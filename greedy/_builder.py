@@ -95,8 +95,9 @@ class _Evaluation:
 class _NodeTable:
     """Node records in creation order (temporary ids)."""
 
-    def __init__(self, n_values: int):
+    def __init__(self, n_values: int, category_width: int):
         self.n_values = n_values
+        self.category_width = category_width
         self.parent, self.depth = [], []
         self.value, self.impurity, self.count, self.weighted = [], [], [], []
         self.size = 0
@@ -105,6 +106,8 @@ class _NodeTable:
         self.missing_left: dict[int, float] = {}
         self.left: dict[int, int] = {}
         self.right: dict[int, int] = {}
+        self.category_left: dict[int, np.ndarray] = {}
+        self.default_left: dict[int, bool] = {}
 
     def add(self, parent, depth, stats: NodeStatistics, rows) -> np.ndarray:
         """Append nodes whose statistics are ``stats[rows]``; return their ids."""
@@ -119,11 +122,15 @@ class _NodeTable:
         self.size += k
         return ids
 
-    def set_splits(self, nodes, feature, threshold, missing_left, left, right):
-        for i, f, t, m, l, r in zip(nodes.tolist(), feature.tolist(), threshold.tolist(), missing_left.tolist(),
-                                    left.tolist(), right.tolist()):
+    def set_splits(self, nodes, choice, missing_left, left, right):
+        """Record the splits ``choice`` (one row per node of ``nodes``) and the children ids."""
+        for k, (i, f, t, m, l, r) in enumerate(zip(nodes.tolist(), choice.feature.tolist(), choice.threshold.tolist(),
+                                                   missing_left.tolist(), left.tolist(), right.tolist())):
             self.feature[i], self.threshold[i], self.missing_left[i] = f, t, m
             self.left[i], self.right[i] = l, r
+            if choice.category_left is not None and choice.category_left[k].any():
+                self.category_left[i] = choice.category_left[k]
+                self.default_left[i] = bool(choice.default_left[k])
 
     def to_tree(self, n_features: int, task: str, preorder: bool, with_missing: bool) -> Tree:
         n = self.size
@@ -139,6 +146,12 @@ class _NodeTable:
             feature[ids] = np.fromiter(self.feature.values(), np.intp, ids.size)
             threshold[ids] = np.fromiter(self.threshold.values(), np.float64, ids.size)
             missing_left[ids] = np.fromiter(self.missing_left.values(), np.float64, ids.size)
+        category_left = default_left = None
+        if self.category_width:
+            category_left = np.zeros((n, self.category_width), bool)
+            default_left = np.zeros(n, bool)
+            for i, mask in self.category_left.items():
+                category_left[i], default_left[i] = mask, self.default_left[i]
         value = np.concatenate(self.value).reshape(n, self.n_values)
         impurity = np.concatenate(self.impurity)
         count = np.concatenate(self.count)
@@ -151,10 +164,12 @@ class _NodeTable:
             left = np.where(internal, new_id[left[perm]], TREE_LEAF)
             right = np.where(internal, new_id[right[perm]], TREE_LEAF)
             feature, threshold, missing_left = feature[perm], threshold[perm], missing_left[perm]
+            if category_left is not None:
+                category_left, default_left = category_left[perm], default_left[perm]
             value, impurity, count, weighted = value[perm], impurity[perm], count[perm], weighted[perm]
         return Tree(left, right, feature, threshold, value, n_features=n_features, task=task, n_node_samples=count,
-                    weighted_n_node_samples=weighted, impurity=impurity,
-                    missing_left=missing_left if with_missing else None)
+                    weighted_n_node_samples=weighted, impurity=impurity, category_left=category_left,
+                    default_left=default_left, missing_left=missing_left if with_missing else None)
 
 
 def _preorder_ids(left, right, depth) -> np.ndarray:
@@ -178,8 +193,8 @@ class TreeBuilder:
 
     Parameters
     ----------
-    splitter : ExactSplitter or any object with ``sorted_order``, ``goes_left`` and
-        ``best_splits`` (see :class:`greedy._splitter.ExactSplitter`).
+    splitter : ExactSplitter or any object with ``sorted_order``, ``goes_left``, ``best_splits``,
+        ``n_features`` and ``category_width`` (see :class:`greedy._splitter.ExactSplitter`).
     criterion : Criterion
     params : GrowthParams
     task : {"classification", "regression"}
@@ -199,7 +214,7 @@ class TreeBuilder:
         samples = np.flatnonzero(sample_weight > 0)
         self.total_weight = float(sample_weight.sum())
         self.entries = _Entries(samples, sample_weight[samples], samples.size == sample_weight.size)
-        self.table = _NodeTable(self.criterion.n_values)
+        self.table = _NodeTable(self.criterion.n_values, self.splitter.category_width)
         root_stats = self.criterion.node_statistics(np.zeros(samples.size, np.intp), self.entries.sample,
                                                     self.entries.weight, 1)
         self.table.add(-1, 0, root_stats, [0])
@@ -233,8 +248,7 @@ class TreeBuilder:
         entry = batch.order[0][sel]
         node = seg_of_pos[sel]
         sample = self.entries.sample[entry]
-        left, missing = self.splitter.goes_left(sample, choice.feature[node], choice.threshold[node],
-                                                None if choice.category_left is None else choice.category_left[node])
+        left, missing = self.splitter.goes_left(sample, node, choice)
         w = self.entries.weight[entry]
         known = ~missing
         w_left = np.bincount(node[known & left], weights=w[known & left], minlength=batch.n_nodes)
@@ -323,8 +337,7 @@ class TreeBuilder:
         rows = np.stack([2 * splitting, 2 * splitting + 1], axis=1).ravel()
         ids = self.table.add(np.repeat(nodes[splitting], 2), np.repeat(depth[splitting] + 1, 2), ev.children, rows)
         left, right = ids[0::2], ids[1::2]
-        self.table.set_splits(nodes[splitting], ev.choice.feature[splitting], ev.choice.threshold[splitting],
-                              ev.missing_left[splitting], left, right)
+        self.table.set_splits(nodes[splitting], ev.choice.take(splitting), ev.missing_left[splitting], left, right)
         open_rows = self._is_open(ev.children, rows, np.repeat(depth[splitting] + 1, 2))
         return left, right, open_rows.reshape(-1, 2)
 

@@ -5,10 +5,17 @@ builder the options select (:meth:`BaseCART._grow_tree`), and stores it as ``tre
 Features are converted to float32 exactly as scikit-learn's trees do, so on the same data
 and hyper-parameters the trees are scikit-learn's (up to exact ties between candidate splits,
 see :mod:`greedy._splitter`); prediction converts ``X`` to float32 too.
+
+Missing values (NaN; infinity is an error) follow C4.5: the split search ignores a feature's
+missing values and a training sample with a missing split value goes down both branches
+with fractional weights (see :mod:`greedy._builder`); at prediction time it reaches several
+leaves and gets their weighted average (``Tree.missing_left``). Categorical features hold
+integer codes and split into two subsets of categories (see :mod:`greedy._splitter`).
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -28,6 +35,7 @@ from ._splitter import ExactSplitter
 from ._tree import Tree
 
 DTYPE = np.float32  # scikit-learn's tree feature dtype: thresholds are midpoints of float32 values
+MAX_CATEGORIES = 1024  # categorical codes must lie in [0, MAX_CATEGORIES)
 
 
 @dataclass
@@ -39,6 +47,7 @@ class FitData:
     sample_weight: np.ndarray  # (n_samples,) float64, non-negative, positive sum
     unit_weight: bool  # no sample_weight was given (all ones)
     n_classes: int | None
+    n_categories: np.ndarray  # (n_features,) categories per categorical feature, 0 for numeric ones
 
 
 class BaseCART(BaseEstimator):
@@ -69,6 +78,7 @@ class BaseCART(BaseEstimator):
         "splitter": [StrOptions({"best", "hist"})],
         "max_bins": [Interval(Integral, 2, MAX_BINS_LIMIT, closed="both")],
         "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
+        "categorical_features": [StrOptions({"from_dtype"}), "array-like", None],
     }
 
     def __init__(
@@ -86,6 +96,7 @@ class BaseCART(BaseEstimator):
         splitter="best",
         max_bins=255,
         ccp_alpha=0.0,
+        categorical_features="from_dtype",
     ):
         self.criterion = criterion
         self.max_depth = max_depth
@@ -99,6 +110,7 @@ class BaseCART(BaseEstimator):
         self.splitter = splitter
         self.max_bins = max_bins
         self.ccp_alpha = ccp_alpha
+        self.categorical_features = categorical_features
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -177,7 +189,11 @@ class BaseCART(BaseEstimator):
         return self
 
     def _fit_data(self, X, y, sample_weight) -> FitData:
-        X, y = validate_data(self, X, y, dtype=DTYPE, ensure_all_finite=True, y_numeric=self._task == "regression")
+        X = self._encode_categorical_columns(X, fitting=True)
+        X, y = validate_data(self, X, y, dtype=DTYPE, ensure_all_finite="allow-nan",
+                             y_numeric=self._task == "regression")
+        self.is_categorical_ = self._categorical_mask(X.shape[1])
+        self.n_categories_ = self._check_codes(X, fitting=True)
         n_classes = None
         if self._task == "classification":
             check_classification_targets(y)
@@ -189,7 +205,80 @@ class BaseCART(BaseEstimator):
                 raise ValueError("y contains NaN or infinity")
         unit_weight = sample_weight is None
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        return FitData(X, y, sample_weight, unit_weight, n_classes)
+        return FitData(X, y, sample_weight, unit_weight, n_classes, self.n_categories_)
+
+    # ------------------------------------------------------------------ categorical features
+    def _encode_categorical_columns(self, X, fitting: bool):
+        """Replace pandas categorical columns by their codes (NaN for missing values).
+
+        At prediction time the codes refer to the categories seen in ``fit``; a category
+        unseen in ``fit`` gets the code ``MAX_CATEGORIES`` (it then follows ``default_left``).
+        """
+        pd = sys.modules.get("pandas")  # a DataFrame implies pandas is imported
+        if pd is None or not isinstance(X, pd.DataFrame):
+            if fitting:
+                self._pandas_categories = {}
+            return X
+        columns = [i for i, dtype in enumerate(X.dtypes) if str(dtype) == "category"]
+        if fitting:
+            self._pandas_categories = {i: X.iloc[:, i].cat.categories for i in columns}
+        if not columns:
+            return X
+        X = X.copy()
+        for i in columns:
+            col = X.iloc[:, i]
+            codes = pd.Categorical(col, categories=self._pandas_categories.get(i, col.cat.categories)).codes
+            codes = codes.astype(np.float64)
+            missing = col.isna().to_numpy()
+            codes[(codes < 0) & ~missing] = MAX_CATEGORIES  # a category unseen in fit
+            codes[missing] = np.nan
+            X.isetitem(i, codes)
+        return X
+
+    def _categorical_mask(self, n_features: int) -> np.ndarray:
+        """Boolean mask of the categorical features (``categorical_features``)."""
+        spec = self.categorical_features
+        from_dtype = np.zeros(n_features, bool)
+        from_dtype[list(self._pandas_categories)] = True
+        if isinstance(spec, str):  # "from_dtype"
+            return from_dtype
+        mask = np.zeros(n_features, bool)
+        if spec is not None:
+            spec = np.asarray(spec)
+            if spec.dtype == bool and spec.shape == (n_features,):
+                mask = spec.copy()
+            elif spec.dtype.kind in "iu" and spec.ndim == 1 and np.all((spec >= 0) & (spec < n_features)):
+                mask[spec] = True
+            else:
+                raise ValueError(
+                    f"categorical_features must be 'from_dtype', None, indices in [0, {n_features}) or a boolean "
+                    f"mask of {n_features} entries; got {self.categorical_features!r}"
+                )
+        if np.any(from_dtype & ~mask):
+            raise ValueError(f"columns {np.flatnonzero(from_dtype & ~mask).tolist()} have a pandas categorical "
+                             "dtype but are not in categorical_features")
+        return mask
+
+    def _check_codes(self, X, fitting: bool) -> np.ndarray:
+        """Check categorical codes (integers in ``[0, MAX_CATEGORIES)`` or NaN); at fit, count categories.
+
+        At prediction time codes at or beyond the number of categories seen in ``fit`` are
+        replaced, in place, by ``MAX_CATEGORIES``: unseen categories follow ``default_left``.
+        """
+        n_categories = np.zeros(X.shape[1], np.intp) if fitting else self.n_categories_
+        for f in np.flatnonzero(self.is_categorical_):
+            v = X[:, f]
+            known = v[~np.isnan(v)]
+            limit = MAX_CATEGORIES if fitting else MAX_CATEGORIES + 1  # + the unseen-category code
+            bad = (known < 0) | (known >= limit) | (known != np.floor(known))
+            if bad.any():
+                raise ValueError(f"categorical feature {f} must hold integer codes in [0, {MAX_CATEGORIES}) or NaN; "
+                                 f"got {known[bad][0]!r}")
+            if fitting:
+                n_categories[f] = int(known.max()) + 1 if known.size else 1
+            else:
+                v[v >= n_categories[f]] = MAX_CATEGORIES
+        return n_categories
 
     def _growth_params(self, data: FitData) -> GrowthParams:
         """Resolve the stopping hyper-parameters to absolute numbers (scikit-learn's rules)."""
@@ -233,14 +322,22 @@ class BaseCART(BaseEstimator):
             max_features=self.max_features_,
             random_state=check_random_state(self.random_state),
             unit_weight=data.unit_weight,
+            n_categories=data.n_categories,
         )
-        return TreeBuilder(splitter, criterion, params, self._task).build(data.sample_weight)
+        return TreeBuilder(splitter, criterion, params, self._task, with_missing=True).build(data.sample_weight)
 
     # ------------------------------------------------------------------ predict
     def _validate_X_predict(self, X) -> np.ndarray:
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=DTYPE, reset=False, ensure_all_finite=True)
-        return X.astype(np.float64)
+        X = self._encode_categorical_columns(X, fitting=False)
+        X = validate_data(self, X, dtype=DTYPE, reset=False, ensure_all_finite="allow-nan").astype(np.float64)
+        self._check_codes(X, fitting=False)
+        return X
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
 
     def apply(self, X) -> np.ndarray:
         """Index of the leaf each sample ends in."""
@@ -352,6 +449,7 @@ class CARTClassifier(ClassifierMixin, BaseCART):
         splitter="best",
         max_bins=255,
         ccp_alpha=0.0,
+        categorical_features="from_dtype",
     ):
         super().__init__(
             criterion=criterion,
@@ -366,6 +464,7 @@ class CARTClassifier(ClassifierMixin, BaseCART):
             splitter=splitter,
             max_bins=max_bins,
             ccp_alpha=ccp_alpha,
+            categorical_features=categorical_features,
         )
 
     def predict_proba(self, X) -> np.ndarray:
@@ -437,6 +536,7 @@ random_state, max_leaf_nodes, min_impurity_decrease, splitter, max_bins, ccp_alp
         max_bins=255,
         ccp_alpha=0.0,
         leaf_model="constant",
+        categorical_features="from_dtype",
     ):
         super().__init__(
             criterion=criterion,
@@ -451,6 +551,7 @@ random_state, max_leaf_nodes, min_impurity_decrease, splitter, max_bins, ccp_alp
             splitter=splitter,
             max_bins=max_bins,
             ccp_alpha=ccp_alpha,
+            categorical_features=categorical_features,
         )
         self.leaf_model = leaf_model
 

@@ -24,6 +24,30 @@ the rows give the left children's statistics (:class:`CandidateScan`), the crite
 (:mod:`greedy._criteria`) turns them into gains, and segmented maxima (``ufunc.reduceat``)
 give each node's best split. Cost per level: ``O(n_features * m)`` streaming numpy passes.
 
+Missing values
+--------------
+Entries whose value of the scanned feature is NaN sit at the end of each node's row and take
+no part in that feature's candidates: the left child of position ``p`` holds the known
+entries before ``p``, the right child the known entries from ``p`` on, and the criterion's gain
+``P(L) + P(R) - P(K)`` is the weighted impurity decrease over the known entries ``K`` only,
+i.e. ``w`` times C4.5's gain ``(w_K / w) * (imp(K) - w_L/w_K imp(L) - w_R/w_K imp(R))``
+(``w`` the node weight, the same for every feature of a node, so it does not change the
+argmax). A feature whose values are all missing in a node has no candidate there.
+
+Categorical features
+--------------------
+A categorical split sends a subset of the categories (integer codes) left. Per node, the
+categories present are sorted by a key and scanned like a numeric feature, so ``C``
+categories give ``C - 1`` candidate subsets (prefixes of the order) instead of
+``2^(C-1) - 1``. The key (:meth:`Criterion.category_key`) is the proportion of the node's most
+frequent class (classification) or the category's prediction (regression: the mean for
+squared error). This *ordering trick* is exact, i.e. the best prefix is the best subset of
+all, for binary classification with a concave impurity (Breiman, Friedman, Olshen & Stone
+1984, Thm. 4.5) and for squared error (Fisher 1958); for more classes (and absolute error)
+it is a heuristic. Ties between keys are broken by the category code. Categories absent from
+a node, and codes unseen in training, go to the child with more training weight
+(``default_left``; the left child on equal weights).
+
 Tie-break (deterministic): the largest gain wins; among exactly equal gains, the lowest feature
 index, then the lowest threshold. scikit-learn visits features in a random order, so on
 exact ties it may pick another feature than this rule.
@@ -65,11 +89,13 @@ class SplitChoice:
     feature: np.ndarray  # (n_nodes,) intp
     threshold: np.ndarray  # (n_nodes,) float64
     gain: np.ndarray  # (n_nodes,) float64, -inf where not found
-    category_left: np.ndarray | None = None  # (n_nodes, n_categories) bool
+    category_left: np.ndarray | None = None  # (n_nodes, category_width) bool; all False at numeric splits
+    default_left: np.ndarray | None = None  # (n_nodes,) bool: absent / unseen categories go left
 
     def take(self, nodes) -> "SplitChoice":
+        pick = (lambda a: None if a is None else a[nodes])
         return SplitChoice(self.found[nodes], self.feature[nodes], self.threshold[nodes], self.gain[nodes],
-                           None if self.category_left is None else self.category_left[nodes])
+                           pick(self.category_left), pick(self.default_left))
 
 
 class CandidateScan:
@@ -169,9 +195,13 @@ class ExactSplitter:
         Draws the per-node feature subsets when ``max_features < n_features``.
     unit_weight : bool
         True when every sample weight is 1 (counts replace weight sums).
+    n_categories : array of int of shape (n_features,) or None
+        Number of categories of each categorical feature (codes ``0..n-1``), 0 for numeric
+        features. None: every feature is numeric.
     """
 
-    def __init__(self, X, criterion, *, min_samples_leaf, min_weight_leaf, max_features, random_state, unit_weight):
+    def __init__(self, X, criterion, *, min_samples_leaf, min_weight_leaf, max_features, random_state, unit_weight,
+                 n_categories=None):
         self.XT = np.ascontiguousarray(np.asarray(X, dtype=np.float32).T)
         self.n_features, self.n_samples = self.XT.shape
         self.criterion = criterion
@@ -181,19 +211,32 @@ class ExactSplitter:
         self.random_state = random_state
         self.unit_weight = bool(unit_weight)
         self.has_missing = np.isnan(self.XT).any(axis=1)
+        self.n_categories = np.zeros(self.n_features, np.intp) if n_categories is None else np.asarray(n_categories)
+        self.is_categorical = self.n_categories > 0
+        self.category_width = int(self.n_categories.max(initial=0))
 
     # ------------------------------------------------------------------ layout
     def sorted_order(self, samples: np.ndarray) -> np.ndarray:
-        """Entry ids ``0..len(samples)-1`` sorted by every feature (missing last)."""
+        """Entry ids ``0..len(samples)-1`` sorted by every feature (missing last).
+
+        Rows of categorical features are only grouped by node: they are re-sorted per node
+        at every search.
+        """
         return np.argsort(self.XT[:, samples], axis=1)
 
-    def goes_left(self, samples, feature, threshold, category_left=None) -> tuple[np.ndarray, np.ndarray]:
-        """Direction of ``samples`` at splits ``(feature, threshold)`` (one per sample).
+    def goes_left(self, samples, nodes, choice: SplitChoice) -> tuple[np.ndarray, np.ndarray]:
+        """Direction of ``samples`` at the splits ``choice`` of their ``nodes``.
 
         Returns ``(left, missing)``; ``left`` is False where the value is missing.
         """
+        feature = choice.feature[nodes]
         v = self.XT[feature, samples]
-        return v <= threshold, np.isnan(v)
+        missing = np.isnan(v)
+        left = v <= choice.threshold[nodes]
+        cat = self.is_categorical[feature] & ~missing
+        if cat.any():
+            left[cat] = choice.category_left[nodes[cat], v[cat].astype(np.intp)]
+        return left, missing
 
     def feature_values(self, rows: np.ndarray, samples: np.ndarray) -> np.ndarray:
         """``X[samples, features[rows]]`` for a (rows, m) array of sample ids."""
@@ -218,12 +261,20 @@ class ExactSplitter:
         eligible = self._eligible_features(batch, entry_sample) if self.max_features < n_feat else None
 
         best = SplitChoice(np.zeros(S, bool), np.full(S, -2, np.intp), np.full(S, np.nan), np.full(S, -np.inf))
+        if self.category_width:
+            best.category_left = np.zeros((S, self.category_width), bool)
+            best.default_left = np.zeros(S, bool)
         block = max(1, BLOCK_ENTRIES // max(m, 1))
         for f0 in range(0, n_feat, block):
             rows = np.arange(f0, min(n_feat, f0 + block))
             order = batch.order[f0 : f0 + block]
             samples = order if identity_entries else entry_sample[order]
             xs = self.feature_values(rows, samples)
+            ranks = {}  # categorical rows: re-sorted in place (they only need to stay grouped by node)
+            for r in np.flatnonzero(self.is_categorical[rows]):
+                order[r], xs[r], ranks[r] = self._categorical_row(batch, order[r], rows[r], entry_sample, entry_weight)
+                if not identity_entries:
+                    samples[r] = entry_sample[order[r]]
             valid = np.zeros(order.shape, bool)
             np.greater(xs[:, 1:], xs[:, :-1] + FEATURE_THRESHOLD, out=valid[:, 1:])  # NaN compares False
             valid &= pos_ok
@@ -238,8 +289,38 @@ class ExactSplitter:
                 continue
             scan = CandidateScan(order, rows, batch, seg_of_pos, q, valid, known_end, entry_sample, entry_weight,
                                  self.unit_weight, identity_entries)
-            self._reduce(scan, xs, best)
+            self._reduce(scan, xs, best, ranks)
         return best
+
+    def _categorical_row(self, batch: NodeBatch, entries, feature, entry_sample, entry_weight):
+        """Sort a categorical feature's row per node by category key (see the module docstring).
+
+        ``entries`` lists the batch's entries grouped by node. Returns the re-sorted row, the
+        scan values (the category's rank within its node, NaN if missing) and the ranks
+        ``(n_nodes, category_width)`` (-1 for categories absent from the node).
+        """
+        S, width = batch.n_nodes, self.category_width
+        node = batch.seg_of_pos
+        samples = entry_sample[entries]
+        codes = self.XT[feature, samples]
+        known = ~np.isnan(codes)
+        k_node, k_code = node[known], codes[known].astype(np.intp)
+        k_samples, k_weight = samples[known], entry_weight[entries[known]]
+        pair = self.criterion.node_statistics(k_node * width + k_code, k_samples, k_weight, S * width)
+        node_value = self.criterion.node_statistics(k_node, k_samples, k_weight, S).value
+        present = np.flatnonzero(pair.count > 0)
+        p_node, p_code = np.divmod(present, width)
+        key = self.criterion.category_key(pair.value[present], node_value[p_node])
+        by_key = np.lexsort((p_code, key, p_node))  # node-major, then key, then code
+        first = np.searchsorted(p_node[by_key], p_node[by_key], side="left")
+        rank = np.full(S * width, -1, np.intp)
+        rank[present[by_key]] = np.arange(by_key.size) - first
+        entry_rank = np.full(entries.shape[0], width, np.intp)  # missing values last
+        entry_rank[known] = rank[k_node * width + k_code]
+        new = np.argsort(node * (width + 1) + entry_rank, kind="stable")
+        values = entry_rank[new].astype(np.float32)
+        values[~known[new]] = np.nan
+        return entries[new], values, rank.reshape(S, width)
 
     def _known_end(self, xs: np.ndarray, batch: NodeBatch) -> np.ndarray:
         """(rows, S) end position of the known (non-NaN) values of each (row, node)."""
@@ -268,6 +349,9 @@ class ExactSplitter:
         else:
             xs_last = self.feature_values(rows, entry_sample[batch.order[:, last]])
         varies = (xs_last > xs_first + FEATURE_THRESHOLD).T  # (S, F); NaN compares False
+        for f in np.flatnonzero(self.is_categorical):  # rows not sorted by code: compare extremes
+            codes = self.XT[f, entry_sample[batch.order[f]]]
+            varies[:, f] = np.fmax.reduceat(codes, batch.seg_start) > np.fmin.reduceat(codes, batch.seg_start)
         rank = np.argsort(self.random_state.random_sample((S, n_feat)), axis=1).argsort(axis=1)
         eligible = rank < self.max_features
         none = ~(eligible & varies).any(axis=1) & varies.any(axis=1)
@@ -276,7 +360,7 @@ class ExactSplitter:
             eligible[np.flatnonzero(none), r.argmin(axis=1)] = True
         return eligible
 
-    def _reduce(self, scan: CandidateScan, xs, best: SplitChoice):
+    def _reduce(self, scan: CandidateScan, xs, best: SplitChoice, ranks: dict):
         """Fold the block's best split per node into ``best`` (ties: lowest row, then position)."""
         gain = np.asarray(self.criterion.candidate_gain(scan), dtype=np.float64)
         if not gain.flags.writeable or gain.base is not None:
@@ -308,3 +392,22 @@ class ExactSplitter:
         best.gain[nodes] = top_gain[nodes]
         best.feature[nodes] = scan.features[r]
         best.threshold[nodes] = xs[r, first - 1].astype(np.float64) / 2.0 + xs[r, first].astype(np.float64) / 2.0
+        if best.category_left is not None:
+            best.category_left[nodes] = False
+            for k in np.flatnonzero(np.isin(r, list(ranks))):
+                self._category_split(scan, best, int(nodes[k]), int(r[k]), int(first[k]), int(xs[r[k], first[k]]),
+                                     ranks[int(r[k])])
+
+    def _category_split(self, scan: CandidateScan, best: SplitChoice, node, row, pos, cut, rank):
+        """Left category set of a categorical winner: ranks below ``cut`` (the rank at ``pos``).
+
+        Categories absent from the node go to the child with more known training weight.
+        """
+        start = scan.seg_start[node]
+        end = start + scan.seg_len[node] if scan.known_end is None else scan.known_end[row, node]
+        weight = scan.entry_weight[scan.order[row, start:end]]
+        w_left, w_known = weight[: pos - start].sum(), weight.sum()
+        default_left = w_left >= w_known - w_left
+        best.threshold[node] = np.nan
+        best.default_left[node] = default_left
+        best.category_left[node] = np.where(rank[node] >= 0, rank[node] < cut, default_left)
