@@ -27,7 +27,8 @@ Layout of a config file::
     label = "flow"                  # optional display name
     params = { time_limit = 10.0 }  # fixed parameters (type-checked)
     grid = { start = ["cold", "cart"] }  # one method variant per combination
-    tune = { alpha = [0.0, 0.01] }  # tuned on the validation set inside each run
+    tune = { alpha = [0.0, 0.01] }  # tuned on the validation set inside each run: best validation
+                                    # score, ties to fewer leaves, then to the larger values
 
 A **run** is one (dataset variant, method variant, depth, seed). Its id is a hash
 of its canonical identity: dataset name and params, method name and *complete*
@@ -269,8 +270,8 @@ def _method_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
         k: [_method_param(method, k, v, f"{where}.grid.{k}[{j}]") for j, v in enumerate(values)]
         for k, values in _grid(entry, "grid", where).items()
     }
-    tune = {
-        k: [_method_param(method, k, v, f"{where}.tune.{k}[{j}]") for j, v in enumerate(values)]
+    tune = {  # sorted: the order candidates are listed in changes neither the run id nor the choice
+        k: sorted(_method_param(method, k, v, f"{where}.tune.{k}[{j}]") for j, v in enumerate(values))
         for k, values in _grid(entry, "tune", where).items()
     }
     _check_disjoint(params, grid, f"{where}.grid")

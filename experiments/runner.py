@@ -211,7 +211,11 @@ def _fit_and_evaluate(spec: _config.RunSpec, method: _methods.Method, force_sing
 
 
 def _tune(method: _methods.Method, params: dict, spec: _config.RunSpec, data: Split) -> tuple[dict, list]:
-    """Fit every candidate on train, score on validation; best score wins, ties go to fewer leaves, then file order."""
+    """Fit every candidate on train, score on validation.
+
+    The best validation score wins; ties go to fewer leaves, then to the candidate
+    that comes last in sorted order (the larger penalty: the simpler model).
+    """
     grid = spec.method["tune"]
     keys = list(grid)
     trials, best, best_key = [], None, None
@@ -233,7 +237,7 @@ def _tune(method: _methods.Method, params: dict, spec: _config.RunSpec, data: Sp
                 "solver_status": None if result is None else result.status,
             }
         )
-        key = (-_main_score(method.task, val), n_leaves, order)
+        key = (-_main_score(method.task, val), n_leaves, -order)
         if best_key is None or key < best_key:
             best, best_key = candidate, key
     return best, trials

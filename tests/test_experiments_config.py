@@ -91,6 +91,14 @@ def test_defaults_are_filled_in(tmp_path):
     assert "max_thresholds" not in run.method["params"]  # unset (None) defaults are omitted
 
 
+def test_order_of_tuning_candidates_does_not_matter(tmp_path):
+    tuned = BASE + '\n[split]\nvalidation_size = 0.25\n'
+    a = config.load(write(tmp_path, tuned.replace("grid = {", "tune = { alpha = [0.1, 0.0] }\ngrid = {"), "a.toml"))
+    b = config.load(write(tmp_path, tuned.replace("grid = {", "tune = { alpha = [0, 0.1] }\ngrid = {"), "b.toml"))
+    assert [r.run_id for r in a.runs] == [r.run_id for r in b.runs]
+    assert a.runs[-1].method["tune"] == {"alpha": [0.0, 0.1]}
+
+
 def test_grid_labels(tmp_path):
     labels = {r.method_label for r in config.load(write(tmp_path, BASE)).runs}
     assert labels == {"sklearn-cart", "flow[start=cold]", "flow[start=cart]"}
