@@ -178,17 +178,18 @@ def from_dict(data: Mapping, *, default_name: str = "experiment", source: str = 
     _check_unique(datasets, "datasets")
     _check_unique(methods, "methods")
 
+    # a method runs on the datasets of its task (classification / regression); each needs a partner
+    for m in methods:
+        if not any(d["task"] == m["task"] for d in datasets):
+            raise ConfigError(m["where"], f"method {m['identity']['name']!r} is for {m['task']}, but no dataset is")
     for d in datasets:
-        for m in methods:
-            if m["task"] != d["task"]:
-                raise ConfigError(
-                    m["where"],
-                    f"method {m['identity']['name']!r} is for {m['task']} but dataset "
-                    f"{d['label']!r} ({d['where']}) is a {d['task']} dataset",
-                )
+        if not any(d["task"] == m["task"] for m in methods):
+            raise ConfigError(d["where"], f"dataset {d['label']!r} is a {d['task']} dataset, but no method is for {d['task']}")
 
     runs = []
     for d, m, depth, seed in itertools.product(datasets, methods, depths, seeds):
+        if d["task"] != m["task"]:
+            continue
         identity = {"dataset": d["identity"], "method": m["identity"], "depth": depth, "seed": seed, "split": split}
         runs.append(RunSpec(run_id(identity), identity, d["label"], m["label"], plugins))
     return Experiment(name, description, runs, source)

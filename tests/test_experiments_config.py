@@ -117,6 +117,7 @@ MALFORMED = [
     (BASE.replace("depths = [1, 2]", "depths = [1, 2"), "c.toml", "invalid TOML"),
     (BASE + '\n[[methods]]\nname = "sklearn-cart"\n', "methods[2]", "same method and parameters as methods[0]"),
     (BASE + "\n[split]\ntest_size = 1.5\n", "split.test_size", "expected a number in [0, 1)"),
+    (BASE + '\n[[datasets]]\nname = "diabetes"\n', "datasets[2]", "is a regression dataset, but no method"),
     (BASE.replace("grid = {", "tune = { alpha = [0.0, 0.1] }\ngrid = {"), "methods[1].tune", "validation set"),
 ]
 
