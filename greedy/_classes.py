@@ -140,6 +140,8 @@ class BaseCART(BaseEstimator):
 
     def _grow_hist_tree(self, data: FitData) -> Tree:
         """Grow with the histogram split search (:mod:`greedy._hist`)."""
+        if np.any(data.n_categories > 0):
+            raise ValueError("categorical_features are not supported with splitter='hist'")
         params = self._growth_params(data)
         self.max_features_ = self._resolve_max_features(data.X.shape[1])
         return build_hist_tree(
@@ -336,8 +338,12 @@ class BaseCART(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
+        tags.input_tags.allow_nan = self._supports_missing()
         return tags
+
+    def _supports_missing(self) -> bool:
+        """Whether the chosen options accept NaN in ``X`` (the histogram search does not)."""
+        return self.splitter != "hist"
 
     def apply(self, X) -> np.ndarray:
         """Index of the leaf each sample ends in."""
@@ -498,10 +504,12 @@ random_state, max_leaf_nodes, min_impurity_decrease, splitter, max_bins, ccp_alp
     leaf_model : {"constant", "linear"}, default="constant"
         ``"linear"``: after growing (and pruning), every node gets a weighted least-squares
         linear model of its training samples and leaves predict with it (a *model tree*,
-        :mod:`greedy._linear`). A node with fewer than ``n_features + 1`` samples keeps the
-        constant model (its mean); set ``min_samples_leaf >= n_features + 1`` to avoid that.
+        :mod:`greedy._linear`). A node with fewer than ``n_features + 1`` distinct training
+        points keeps the constant model (its mean); ``min_samples_leaf >= n_features + 1``
+        avoids that on data without duplicate rows.
         Combine with ``criterion="correlation"`` to choose splits that isolate linear regions.
-        ``ccp_alpha`` and the pruning path use the constant-leaf impurities.
+        ``ccp_alpha`` and the pruning path use the constant-leaf impurities. Linear leaves
+        (and ``criterion="correlation"``) need ``X`` without missing values, in fit and predict.
 
     Attributes
     ----------
@@ -565,4 +573,9 @@ random_state, max_leaf_nodes, min_impurity_decrease, splitter, max_bins, ccp_alp
     def predict(self, X) -> np.ndarray:
         """Predicted target (weighted average over split routes for missing values)."""
         X = self._validate_X_predict(X)
+        if self.tree_.leaf_coef is not None and np.isnan(X).any():
+            raise ValueError("leaf_model='linear' cannot predict samples with missing (NaN) values")
         return self.tree_.predict(X)
+
+    def _supports_missing(self) -> bool:
+        return super()._supports_missing() and self.leaf_model != "linear" and self.criterion != "correlation"

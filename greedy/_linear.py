@@ -15,10 +15,12 @@ The fit centres features and target at their weighted means ``x̄, ȳ`` and solv
 with ``numpy.linalg.lstsq`` (SVD, default cut-off ``rcond``): rank-deficient nodes
 (collinear or constant features) get the minimum-norm solution, no ridge term.
 
-Fallback: a node with fewer than ``n_features + 1`` training samples (an
-under-determined fit) keeps a **constant model**: ``c = 0`` and ``b`` = the node's
-weighted mean, i.e. the ordinary regression-tree prediction. Use ``min_samples_leaf
->= n_features + 1`` to give every leaf a linear model.
+Fallback: a node with fewer than ``n_features + 1`` distinct training points
+(positively weighted samples, duplicates counted once: an under-determined fit) keeps
+a **constant model**: ``c = 0`` and ``b`` = the node's weighted mean, i.e. the ordinary
+regression-tree prediction. Counting distinct points makes integer weights and
+repeated samples give the same model. Use ``min_samples_leaf >= n_features + 1`` to
+give every leaf of data without duplicates a linear model.
 
 The ``correlation`` split criterion scores a node by
 
@@ -60,8 +62,8 @@ def fit_linear_leaves(tree: Tree, X, y, sample_weight=None) -> Tree:
     -------
     Tree
         With ``leaf_coef`` (n_nodes, n_features) and ``leaf_intercept`` (n_nodes,).
-        Nodes with fewer than ``n_features + 1`` samples (or no positive weight) get
-        the constant fallback described in the module docstring.
+        Nodes with fewer than ``n_features + 1`` distinct points (or no positive weight)
+        get the constant fallback described in the module docstring.
     """
     if tree.task != "regression":
         raise ValueError("linear leaf models are for regression trees")
@@ -90,7 +92,7 @@ def fit_linear_leaves(tree: Tree, X, y, sample_weight=None) -> Tree:
         x_mean = np.average(X[rows], axis=0, weights=wn)
         y_mean = float(np.average(y[rows], weights=wn))
         intercept[node] = y_mean
-        if rows.size < n_features + 1:
+        if rows.size < n_features + 1 or np.unique(X[rows], axis=0).shape[0] < n_features + 1:
             continue  # under-determined: constant model
         root_w = np.sqrt(wn)
         c, *_ = np.linalg.lstsq((X[rows] - x_mean) * root_w[:, None], (y[rows] - y_mean) * root_w, rcond=None)

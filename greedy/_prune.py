@@ -207,7 +207,8 @@ def prune_reduced_error(tree: Tree, X_val, y_val, sample_weight=None) -> Tree:
     error of the already pruned branch below it. ``t`` becomes a leaf when
     ``E_leaf(t) <= E_branch(t)``: **ties prune**, so the smaller tree wins when the
     validation data cannot tell the two apart — in particular a branch that no
-    validation sample reaches is always collapsed.
+    validation sample reaches is always collapsed. Squared errors are compared up to
+    rounding: ``E_leaf <= E_branch (1 + 1e-9) + 1e-12 sum_i w_i y_i^2``.
 
     Errors are weighted sums over validation samples: misclassifications (class
     of largest weighted count; ties to the lowest class code) for classification,
@@ -251,12 +252,14 @@ def prune_reduced_error(tree: Tree, X_val, y_val, sample_weight=None) -> Tree:
             pred = tree.leaf_intercept[nodes] + np.einsum("ij,ij->i", np.nan_to_num(X[rows]), tree.leaf_coef[nodes])
         loss = (pred - y[rows]) ** 2
     leaf_error = np.bincount(nodes, weights=w * loss, minlength=tree.node_count)
+    # squared errors carry rounding noise: compare up to 1e-9 relative / 1e-12 of the targets' scale
+    atol = 0.0 if tree.task == "classification" else 1e-12 * float(np.sum(sw * y * y))
     branch_error = leaf_error.copy()
     collapsed = np.zeros(tree.node_count, bool)
     left, right = tree.children_left, tree.children_right
     for node in np.flatnonzero(~tree.is_leaf)[::-1]:  # children have larger ids than parents
         below = branch_error[left[node]] + branch_error[right[node]]
-        if leaf_error[node] <= below:
+        if leaf_error[node] <= below * (1 + 1e-9) + atol:
             collapsed[node] = True
         else:
             branch_error[node] = below

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from greedy import Tree
+from greedy import CARTClassifier, CARTRegressor, Tree
 from greedy import _hist
 from greedy._hist import FeatureBinner, build_hist_tree
 
@@ -226,3 +226,43 @@ def test_bad_inputs():
     b = FeatureBinner(4).fit(X)
     with pytest.raises(ValueError, match="features"):
         b.transform(np.zeros((2, 3)))
+
+
+# ---------------------------------------------------------------------------- estimator option splitter="hist"
+@pytest.mark.parametrize("Est, criterion", [(CARTClassifier, "gini"), (CARTClassifier, "entropy"),
+                                            (CARTRegressor, "squared_error")])
+@pytest.mark.parametrize("params", [dict(min_samples_leaf=3), dict(max_leaf_nodes=15), dict(max_depth=5)])
+def test_hist_estimator_matches_exact_splitter(Est, criterion, params):
+    X, y, y_reg, w = make_data(6, n=400)
+    target = y_reg if Est is CARTRegressor else y
+    exact = Est(criterion=criterion, **params).fit(X, target, sample_weight=w)
+    hist = Est(criterion=criterion, splitter="hist", max_bins=1000, **params).fit(X, target, sample_weight=w)
+    matched, ties = walk_compare(exact.tree_, hist.tree_)
+    assert ties <= 0.05 * matched
+
+
+def test_hist_estimator_coarse_bins_and_options():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 5))
+    y = np.where(X[:, 0] + X[:, 1] ** 2 > 1, "yes", "no")
+    clf = CARTClassifier(splitter="hist", max_bins=16, max_depth=6, max_features=3, random_state=0).fit(X, y)
+    ref = DecisionTreeClassifier(max_depth=6, max_features=3, random_state=0).fit(X, y)
+    assert clf.score(X, y) > ref.score(X, y) - 0.03
+    assert set(clf.predict(X)) <= {"yes", "no"}
+    again = CARTClassifier(splitter="hist", max_bins=16, max_depth=6, max_features=3, random_state=0).fit(X, y)
+    assert again.tree_ == clf.tree_
+
+
+@pytest.mark.parametrize("max_bins", [1, 65536, 2.5])
+def test_hist_estimator_rejects_bad_max_bins(max_bins):
+    X, y, _, _ = make_data(0, n=20)
+    with pytest.raises((ValueError, TypeError), match="max_bins"):
+        CARTClassifier(splitter="hist", max_bins=max_bins).fit(X, y)
+
+
+def test_hist_estimator_rejects_unsupported_criterion():
+    X, y, _, _ = make_data(0, n=20)
+    with pytest.raises(ValueError, match="not supported with splitter='hist'"):
+        CARTClassifier(splitter="hist", criterion="misclassification").fit(X, y)
+    with pytest.raises(ValueError, match="not supported with splitter='hist'"):
+        CARTRegressor(splitter="hist", criterion="absolute_error").fit(X, y.astype(float))

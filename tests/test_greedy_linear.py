@@ -93,3 +93,94 @@ def test_correlation_impurity_matches_numpy_corrcoef():
     assert correlation_impurity(sums_c, 2) == pytest.approx(0.5)
     # a constant target: every correlation is 0, impurity 1
     assert correlation_impurity(correlation_entry_stats(X, np.ones(50), np.ones(50)).sum(0), 3) == 1.0
+
+
+# ---------------------------------------------------------------------------- estimator options
+def sine_wave():
+    """100 points of one period of a sine, x uniform in [0, 2 pi], noise sd 0.1, seed 0."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 2 * np.pi, 100)
+    return x[:, None], np.sin(x) + 0.1 * rng.normal(size=100)
+
+
+@pytest.mark.parametrize("size", [dict(max_leaf_nodes=4), dict(max_depth=2)])
+def test_sine_wave_four_linear_leaves_beat_four_constant_leaves(size):
+    from greedy import CARTRegressor
+
+    X, y = sine_wave()
+    mse = {}
+    for name, params in [("constant", {}), ("linear", dict(leaf_model="linear")),
+                         ("correlation+linear", dict(criterion="correlation", leaf_model="linear"))]:
+        model = CARTRegressor(**params, **size).fit(X, y)
+        assert model.get_n_leaves() <= 4
+        mse[name] = float(np.mean((model.predict(X) - y) ** 2))
+    print(f"\nsine wave, {size}: training MSE " + ", ".join(f"{k} {v:.4f}" for k, v in mse.items()))
+    assert mse["linear"] < mse["constant"]
+    assert mse["correlation+linear"] < mse["constant"]
+
+
+def test_correlation_root_split_is_best_by_brute_force():
+    from greedy import CARTRegressor
+
+    X, y = sine_wave()
+    X = np.c_[X, np.random.default_rng(1).random(100)]
+    X = X.astype(np.float32).astype(np.float64)
+    model = CARTRegressor(criterion="correlation", max_depth=1).fit(X, y)
+
+    def impurity(rows):
+        rho = [np.corrcoef(X[rows, j], y[rows])[0, 1] for j in range(2)]
+        return 1 - abs(np.mean(rho))
+
+    best = (np.inf, None)
+    for j in range(2):
+        v = np.unique(X[:, j])
+        for t in (v[2:-3] + v[3:-2]) / 2:  # at least 3 samples a side (2 points always correlate fully)
+            left = X[:, j] <= t
+            cost = left.sum() * impurity(left) + (~left).sum() * impurity(~left)
+            best = min(best, (cost, (j, t)), key=lambda c: c[0])
+    tree = model.tree_
+    left = X[:, tree.feature[0]] <= tree.threshold[0]
+    if min(left.sum(), (~left).sum()) >= 3:
+        ours = left.sum() * impurity(left) + (~left).sum() * impurity(~left)
+        assert ours == pytest.approx(best[0], rel=1e-9)
+    assert tree.impurity[0] == pytest.approx(impurity(np.ones(100, bool)), rel=1e-9)
+
+
+def test_linear_leaf_estimator_fallback_pruning_and_weights():
+    from greedy import CARTRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.random((6, 8))  # fewer samples than features: every node keeps a constant model
+    y = rng.random(6)
+    model = CARTRegressor(leaf_model="linear").fit(X, y)
+    np.testing.assert_array_equal(model.tree_.leaf_coef, 0.0)
+    np.testing.assert_allclose(model.predict(X), CARTRegressor().fit(X, y).predict(X))
+    # weights = repetitions
+    X, y = sine_wave()
+    w = rng.integers(1, 4, 100)
+    a = CARTRegressor(leaf_model="linear", max_depth=2).fit(X, y, sample_weight=w.astype(float))
+    b = CARTRegressor(leaf_model="linear", max_depth=2).fit(np.repeat(X, w, 0), np.repeat(y, w))
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-9)
+    # reduced-error pruning evaluates the nodes' linear models: on a line the root's own model is
+    # exact, so the whole tree collapses (with constant leaves the root would be the worst node)
+    x_line = (np.arange(64) / 64)[:, None]
+    line = CARTRegressor(leaf_model="linear", max_depth=3).fit(x_line, 2 * x_line[:, 0] + 1)
+    assert line.tree_.node_count == 15
+    x_val = np.array([[0.1], [0.45], [0.9]])
+    assert line.prune_reduced_error(x_val, 2 * x_val[:, 0] + 1).tree_.node_count == 1
+    np.testing.assert_allclose(line.predict(x_val), 2 * x_val[:, 0] + 1)
+    # ccp_alpha prunes first, then the remaining leaves get their models: one leaf = a line fit
+    X32 = X.astype(np.float32).astype(np.float64)  # the estimators compute in float32 features
+    root = CARTRegressor(leaf_model="linear", ccp_alpha=1.0).fit(X32, y)
+    assert root.tree_.node_count == 1
+    np.testing.assert_allclose(root.predict(X32), np.polyval(np.polyfit(X32[:, 0], y, 1), X32[:, 0]), rtol=1e-9)
+
+
+def test_linear_leaf_estimator_rejects_bad_options():
+    from greedy import CARTClassifier, CARTRegressor
+
+    X, y = sine_wave()
+    with pytest.raises(ValueError, match="leaf_model"):
+        CARTRegressor(leaf_model="quadratic").fit(X, y)
+    with pytest.raises(TypeError):
+        CARTClassifier(leaf_model="linear")

@@ -171,3 +171,59 @@ def test_collapse_reindexes_depth_first_and_keeps_optional_arrays():
     np.testing.assert_allclose(out.predict(X), tree.predict(X))
     cut = collapse(tree, [False, True, False, False, False])  # node 1 becomes a (linear) leaf
     assert cut.node_count == 3 and cut.leaf_intercept[1] == 1 and np.isnan(cut.threshold[1])
+
+
+# ---------------------------------------------------------------------------- estimator options
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_estimator_ccp_alpha_and_path_match_sklearn(task):
+    """Through the estimators (our exact splitter vs scikit-learn's trees).
+
+    The two builders sum statistics in different orders, so values agree to rounding and
+    exact ties may pick different (equivalent) splits: paths are compared to 1e-9, and the
+    pruned trees structurally on a tie-free case (diabetes, min_samples_leaf=5).
+    """
+    from greedy import CARTClassifier, CARTRegressor
+
+    Est, Ref, load = ((CARTClassifier, DecisionTreeClassifier, load_breast_cancer) if task == "classification"
+                      else (CARTRegressor, DecisionTreeRegressor, load_diabetes))
+    X, y = load(return_X_y=True)
+    path = Est(min_samples_leaf=5).cost_complexity_pruning_path(X, y)
+    ref_path = Ref(min_samples_leaf=5, random_state=0).cost_complexity_pruning_path(X, y)
+    np.testing.assert_allclose(path.ccp_alphas, ref_path.ccp_alphas, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(path.impurities, ref_path.impurities, rtol=1e-9)
+    if task == "regression":
+        alphas = np.unique(ref_path.ccp_alphas)
+        for alpha in ((alphas[:-1] + alphas[1:]) / 2)[::7]:  # between path points: robust to rounding
+            ours = Est(min_samples_leaf=5, ccp_alpha=alpha).fit(X, y)
+            ref = Ref(min_samples_leaf=5, ccp_alpha=alpha, random_state=0).fit(X, y)
+            ref_tree = Tree.from_sklearn(ref)
+            np.testing.assert_array_equal(ours.tree_.children_left, ref_tree.children_left)
+            np.testing.assert_array_equal(ours.tree_.feature, ref_tree.feature)
+            np.testing.assert_allclose(ours.predict(X), ref.predict(X), rtol=1e-9)
+
+
+def test_estimator_prune_reduced_error_with_string_labels():
+    from greedy import CARTClassifier
+
+    X = np.array([[0.2, 0.1], [0.3, 0.9], [0.7, 0.2], [0.8, 0.7], [0.9, 0.9], [0.6, 0.6], [0.1, 0.4], [0.75, 0.8]])
+    y = np.array(["a", "a", "b", "b", "b", "a", "a", "a"])
+    clf = CARTClassifier().fit(X, y)
+    assert clf.get_n_leaves() > 2
+    # validation data that only rewards the root split x0 <= ~0.65
+    X_val = np.array([[0.2, 0.5], [0.9, 0.5], [0.8, 0.75], [0.7, 0.1]])
+    y_val = np.array(["a", "b", "b", "b"])
+    assert clf.prune_reduced_error(X_val, y_val) is clf
+    assert clf.get_n_leaves() == 2 and clf.score(X_val, y_val) == 1.0
+    with pytest.raises(ValueError, match="not seen in fit"):
+        clf.prune_reduced_error(X_val, np.array(["a", "b", "c", "b"]))
+    with pytest.raises(ValueError, match="features"):
+        clf.prune_reduced_error(X_val[:, :1], y_val)
+    with pytest.raises(ValueError, match="y_val"):
+        clf.prune_reduced_error(X_val, y_val[:3])
+
+
+def test_estimator_rejects_negative_ccp_alpha():
+    from greedy import CARTRegressor
+
+    with pytest.raises(ValueError, match="ccp_alpha"):
+        CARTRegressor(ccp_alpha=-1.0).fit(np.zeros((4, 1)), np.arange(4.0))
