@@ -10,3 +10,10 @@ from ._classes import CARTClassifier, CARTRegressor
 
 __all__ = ["Tree", "HeapTree", "TREE_LEAF", "LEAF_FEATURE", "OBLIQUE", "PASS_THROUGH"]
 __all__ += ["CARTClassifier", "CARTRegressor", "Criterion", "AdditiveCriterion", "register_criterion"]
+
+from ._hist import FeatureBinner, build_hist_tree
+from ._linear import fit_linear_leaves
+from ._prune import cost_complexity_path, prune_cost_complexity, prune_reduced_error
+
+__all__ += ["FeatureBinner", "build_hist_tree", "fit_linear_leaves", "cost_complexity_path",
+            "prune_cost_complexity", "prune_reduced_error"]
