@@ -213,24 +213,23 @@ class BaseCART(BaseEstimator):
     def _encode_categorical_columns(self, X, fitting: bool):
         """Replace pandas categorical columns by their codes (NaN for missing values).
 
-        At prediction time the codes refer to the categories seen in ``fit``; a category
+        The columns are those with a categorical dtype in ``fit``; at prediction time their
+        values are looked up in the categories seen in ``fit`` (any dtype), and a value
         unseen in ``fit`` gets the code ``MAX_CATEGORIES`` (it then follows ``default_left``).
         """
         pd = sys.modules.get("pandas")  # a DataFrame implies pandas is imported
-        if pd is None or not isinstance(X, pd.DataFrame):
-            if fitting:
-                self._pandas_categories = {}
-            return X
-        columns = [i for i, dtype in enumerate(X.dtypes) if str(dtype) == "category"]
+        is_frame = pd is not None and isinstance(X, pd.DataFrame)
         if fitting:
-            self._pandas_categories = {i: X.iloc[:, i].cat.categories for i in columns}
-        if not columns:
+            self._pandas_categories = {} if not is_frame else {
+                i: X.iloc[:, i].cat.categories for i, dtype in enumerate(X.dtypes) if str(dtype) == "category"}
+        if not is_frame or not self._pandas_categories:
             return X
         X = X.copy()
-        for i in columns:
+        for i, categories in self._pandas_categories.items():
+            if i >= X.shape[1]:
+                break  # validate_data reports the wrong number of features
             col = X.iloc[:, i]
-            codes = pd.Categorical(col, categories=self._pandas_categories.get(i, col.cat.categories)).codes
-            codes = codes.astype(np.float64)
+            codes = categories.get_indexer(col.astype(object)).astype(np.float64)
             missing = col.isna().to_numpy()
             codes[(codes < 0) & ~missing] = MAX_CATEGORIES  # a category unseen in fit
             codes[missing] = np.nan
@@ -312,6 +311,8 @@ class BaseCART(BaseEstimator):
 
     def _grow_tree(self, data: FitData) -> Tree:
         if self.splitter == "hist":
+            if data.n_categories.any():
+                raise ValueError("splitter='hist' does not support categorical features; use splitter='best'")
             return self._grow_hist_tree(data)
         criterion = make_criterion(self.criterion, self._task, data.y, data.sample_weight, data.n_classes, data.X)
         params = self._growth_params(data)
@@ -413,6 +414,21 @@ class CARTClassifier(ClassifierMixin, BaseCART):
     ccp_alpha : float, default=0.0
         Complexity parameter of minimal cost-complexity pruning (:mod:`greedy._prune`): the
         grown tree is pruned to the subtree scikit-learn's ``ccp_alpha`` gives; 0 disables it.
+    categorical_features : "from_dtype", array of int, boolean mask or None, default="from_dtype"
+        Categorical features (indices or mask; ``"from_dtype"``: the pandas categorical
+        columns). Their values are integer codes in ``[0, 1024)`` (pandas categories are
+        coded in ``fit``), NaN for missing. A categorical split sends a subset of the
+        categories left; categories are ordered per node by the proportion of the node's
+        majority class (classification; optimal for two classes) or by their prediction
+        (regression; optimal for squared error) and the best prefix is taken. Categories
+        absent from a node and codes unseen in ``fit`` go to the child with more training
+        weight (``Tree.default_left``). See :mod:`greedy._splitter`.
+
+    Missing values: NaN in ``X`` is a missing value (C4.5): the split search ignores it and
+    scales each feature's gain by its known weight fraction; a sample with a missing split
+    value goes to both children with weights ``w_L / (w_L + w_R)`` and ``w_R / (w_L + w_R)``
+    (known training weights, stored as ``Tree.missing_left``), at fit and at prediction,
+    where it receives the weighted average of the leaves it reaches. Infinity is an error.
 
     Attributes
     ----------
@@ -425,6 +441,9 @@ class CARTClassifier(ClassifierMixin, BaseCART):
         Defined when ``X`` has string column names.
     max_features_ : int
     feature_importances_ : ndarray of shape (n_features,)
+    is_categorical_ : ndarray of bool, shape (n_features,)
+    n_categories_ : ndarray of int, shape (n_features,)
+        Categories (largest code + 1) of each categorical feature, 0 for numeric features.
 
     Notes
     -----
@@ -499,8 +518,9 @@ class CARTRegressor(RegressorMixin, BaseCART):
         median. See :mod:`greedy._criteria`. ``correlation``: ``1 - |mean_j corr(x_j, y)|``,
         for linear leaves (:mod:`greedy._linear`).
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_features, \
-random_state, max_leaf_nodes, min_impurity_decrease, splitter, max_bins, ccp_alpha
-        As in :class:`CARTClassifier`.
+random_state, max_leaf_nodes, min_impurity_decrease, splitter, max_bins, ccp_alpha, \
+categorical_features
+        As in :class:`CARTClassifier` (also for missing values).
     leaf_model : {"constant", "linear"}, default="constant"
         ``"linear"``: after growing (and pruning), every node gets a weighted least-squares
         linear model of its training samples and leaves predict with it (a *model tree*,
@@ -518,6 +538,8 @@ random_state, max_leaf_nodes, min_impurity_decrease, splitter, max_bins, ccp_alp
     feature_names_in_ : ndarray of str
     max_features_ : int
     feature_importances_ : ndarray of shape (n_features,)
+    is_categorical_ : ndarray of bool, shape (n_features,)
+    n_categories_ : ndarray of int, shape (n_features,)
     """
 
     _task = "regression"
