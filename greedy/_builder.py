@@ -98,7 +98,7 @@ class _NodeTable:
     def __init__(self, n_values: int, category_width: int):
         self.n_values = n_values
         self.category_width = category_width
-        self.parent, self.depth = [], []
+        self.depth = []
         self.value, self.impurity, self.count, self.weighted = [], [], [], []
         self.size = 0
         self.feature: dict[int, int] = {}
@@ -109,11 +109,10 @@ class _NodeTable:
         self.category_left: dict[int, np.ndarray] = {}
         self.default_left: dict[int, bool] = {}
 
-    def add(self, parent, depth, stats: NodeStatistics, rows) -> np.ndarray:
+    def add(self, depth, stats: NodeStatistics, rows) -> np.ndarray:
         """Append nodes whose statistics are ``stats[rows]``; return their ids."""
         k = len(rows)
         ids = np.arange(self.size, self.size + k)
-        self.parent.append(np.broadcast_to(np.asarray(parent, np.intp), (k,)))
         self.depth.append(np.broadcast_to(np.asarray(depth, np.intp), (k,)))
         self.value.append(stats.value[rows])
         self.impurity.append(stats.impurity[rows])
@@ -217,7 +216,7 @@ class TreeBuilder:
         self.table = _NodeTable(self.criterion.n_values, self.splitter.category_width)
         root_stats = self.criterion.node_statistics(np.zeros(samples.size, np.intp), self.entries.sample,
                                                     self.entries.weight, 1)
-        self.table.add(-1, 0, root_stats, [0])
+        self.table.add(0, root_stats, [0])
         batch = NodeBatch(self.splitter.sorted_order(samples), np.array([0]), np.array([samples.size]))
         if self._is_open(root_stats, np.array([0]), 0)[0]:
             if self.params.max_leaf_nodes is None:
@@ -265,7 +264,8 @@ class TreeBuilder:
         frac = r.missing_left[r.node]
         entry = np.concatenate([r.entry[to_left], r.entry[to_right]])
         child = np.concatenate([2 * r.node[to_left], 2 * r.node[to_right] + 1])
-        weight = np.concatenate([np.where(r.missing, w * frac, w)[to_left], np.where(r.missing, w * (1 - frac), w)[to_right]])
+        weight = np.concatenate([np.where(r.missing, w * frac, w)[to_left],
+                                 np.where(r.missing, w * (1 - frac), w)[to_right]])
         return entry, child, weight
 
     def _evaluate(self, batch: NodeBatch, impurity: np.ndarray, weight: np.ndarray) -> _Evaluation:
@@ -335,7 +335,7 @@ class TreeBuilder:
     def _record_children(self, nodes, depth, ev: _Evaluation, splitting):
         """Add the children of the batch's ``splitting`` nodes (indices) to the table."""
         rows = np.stack([2 * splitting, 2 * splitting + 1], axis=1).ravel()
-        ids = self.table.add(np.repeat(nodes[splitting], 2), np.repeat(depth[splitting] + 1, 2), ev.children, rows)
+        ids = self.table.add(np.repeat(depth[splitting] + 1, 2), ev.children, rows)
         left, right = ids[0::2], ids[1::2]
         self.table.set_splits(nodes[splitting], ev.choice.take(splitting), ev.missing_left[splitting], left, right)
         open_rows = self._is_open(ev.children, rows, np.repeat(depth[splitting] + 1, 2))

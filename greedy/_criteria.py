@@ -370,14 +370,15 @@ class AbsoluteError(Criterion):
         m = scan.shape[1]
         row, pos = np.divmod(flat, m)
         seg = scan.seg_of_pos[pos]
-        start = scan.seg_start[seg]
-        end = (scan.seg_start + scan.seg_len)[seg] if scan.known_end is None else scan.known_end[row, seg]
-        # the known part of a (row, node) is queried once per candidate: cheap next to the
-        # two child queries, and it keeps one code path with and without missing values
-        ae = _RangeAbsoluteErrors(self, scan).query(np.tile(row, 3), np.concatenate([start, pos, start]),
-                                                    np.concatenate([pos, end, end]))
+        group, inverse = np.unique(row * scan.seg_start.shape[0] + seg, return_inverse=True)  # (row, node)
+        g_row, g_seg = np.divmod(group, scan.seg_start.shape[0])
+        g_start = scan.seg_start[g_seg]
+        g_end = (scan.seg_start + scan.seg_len)[g_seg] if scan.known_end is None else scan.known_end[g_row, g_seg]
+        ae = _RangeAbsoluteErrors(self, scan).query(np.concatenate([row, row, g_row]),
+                                                    np.concatenate([g_start[inverse], pos, g_start]),
+                                                    np.concatenate([pos, g_end[inverse], g_end]))
         n = flat.size
-        gain.ravel()[flat] = ae[2 * n :] - ae[:n] - ae[n : 2 * n]
+        gain.ravel()[flat] = ae[2 * n :][inverse] - ae[:n] - ae[n : 2 * n]
         return gain
 
 
@@ -401,42 +402,41 @@ class _RangeAbsoluteErrors:
         self.values = criterion.levels
         self.cw = _exclusive_cumsum(w)
         self.cwy = _exclusive_cumsum(wy)
-        self.zeros, self.zero_w, self.zero_wy, self.n_zeros = [], [], [], []
+        # per level: prefix weight / weighted-target sums of the zero-bit entries, and where a
+        # flat position (row * (m + 1) + p) moves when descending to the zero / one side
+        self.levels = []
+        row_base = (np.arange(sample.shape[0]) * (m + 1))[:, None]
         for b in reversed(range(criterion.n_bits)):
             bit = ((rank >> b) & 1).astype(np.uint8)
             zero = bit == 0
-            self.zeros.append(_exclusive_cumsum(zero.astype(np.int64)))
-            self.zero_w.append(_exclusive_cumsum(np.where(zero, w, 0.0)))
-            self.zero_wy.append(_exclusive_cumsum(np.where(zero, wy, 0.0)))
-            self.n_zeros.append(self.zeros[-1][:, -1])
+            zeros = _exclusive_cumsum(zero.astype(np.int64))
+            to_zero = (zeros + row_base).ravel()
+            to_one = (row_base + zeros[:, -1:] + np.arange(m + 1) - zeros).ravel()
+            self.levels.append((_exclusive_cumsum(np.where(zero, w, 0.0)).ravel(),
+                                _exclusive_cumsum(np.where(zero, wy, 0.0)).ravel(), to_zero, to_one))
             perm = np.argsort(bit, axis=1, kind="stable")
             rank = np.take_along_axis(rank, perm, axis=1)
             w = np.take_along_axis(w, perm, axis=1)
             wy = np.take_along_axis(wy, perm, axis=1)
 
     def query(self, rows, lo, hi) -> np.ndarray:
-        width = self.m + 1
-        base = rows * width
+        base = rows * (self.m + 1)
+        lo, hi = base + lo, base + hi  # flat positions
         cw, cwy = self.cw.ravel(), self.cwy.ravel()
-        total_w = cw[base + hi] - cw[base + lo]
-        total_wy = cwy[base + hi] - cwy[base + lo]
+        total_w = cw[hi] - cw[lo]
+        total_wy = cwy[hi] - cwy[lo]
         half = 0.5 * total_w
         below_w = np.zeros(rows.shape[0])
         below_wy = np.zeros(rows.shape[0])
         med_rank = np.zeros(rows.shape[0], np.int64)
-        l, h = lo.astype(np.int64), hi.astype(np.int64)
-        for zeros, zw, zwy, nz in zip(self.zeros, self.zero_w, self.zero_wy, self.n_zeros):
-            zeros, zw, zwy = zeros.ravel(), zw.ravel(), zwy.ravel()
-            il, ih = base + l, base + h
-            w0 = zw[ih] - zw[il]
-            go_zero = below_w + w0 > half
-            go_one = ~go_zero
-            below_w[go_one] += w0[go_one]
-            below_wy[go_one] += (zwy[ih] - zwy[il])[go_one]
+        for zw, zwy, to_zero, to_one in self.levels:
+            w0 = zw[hi] - zw[lo]
+            go_one = below_w + w0 <= half
+            below_w += w0 * go_one
+            below_wy += (zwy[hi] - zwy[lo]) * go_one
             med_rank = 2 * med_rank + go_one
-            zl, zh = zeros[il], zeros[ih]
-            l = np.where(go_zero, zl, nz[rows] + (l - zl))
-            h = np.where(go_zero, zh, nz[rows] + (h - zh))
+            lo = np.where(go_one, to_one[lo], to_zero[lo])
+            hi = np.where(go_one, to_one[hi], to_zero[hi])
         med = self.values[np.minimum(med_rank, self.values.size - 1)]
         above_w, above_wy = total_w - below_w, total_wy - below_wy
         return (above_wy - med * above_w) + (med * below_w - below_wy)

@@ -59,7 +59,8 @@ def test_multiclass_orders_categories_by_the_majority_class_proportion():
     gains = [_gain(p[codes], y, np.ones(16), "gini") for p in prefixes]
     assert _gain(left[codes], y, np.ones(16), "gini") == pytest.approx(max(gains))
     # a heuristic: never better than the best of all subsets
-    best = max(_gain(np.isin(codes, s), y, np.ones(16), "gini") for r in (1, 2) for s in itertools.combinations(range(4), r))
+    best = max(_gain(np.isin(codes, s), y, np.ones(16), "gini")
+               for r in (1, 2) for s in itertools.combinations(range(4), r))
     assert max(gains) <= best + 1e-12
 
 
