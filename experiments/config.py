@@ -29,8 +29,11 @@ Layout of a config file::
     grid = { start = ["cold", "cart"] }  # one method variant per combination
     tune = { alpha = [0.0, 0.01] }  # tuned on the validation set inside each run: best validation
                                     # score, ties to fewer leaves, then to the larger values
+    datasets = ["xor"]              # optional: run this entry only on the datasets with these labels
+                                    # (e.g. a longer time limit for one dataset; same label allowed)
 
-A **run** is one (dataset variant, method variant, depth, seed). Its id is a hash
+A **run** is one (dataset variant, method variant, depth, seed) of the same task
+(classification methods run on classification datasets). Its id is a hash
 of its canonical identity: dataset name and params, method name and *complete*
 params (defaults filled in), tuning grid, depth, seed and split settings, as JSON
 with sorted keys and canonical numbers (``2.0`` and ``2`` are the same; floats
@@ -62,7 +65,7 @@ else:  # pragma: no cover
 TOP_KEYS = ("name", "description", "depths", "seeds", "plugins", "split", "datasets", "methods")
 SPLIT_KEYS = ("test_size", "validation_size", "stratify")
 DATASET_KEYS = ("name", "label", "params", "grid", "test_params")
-METHOD_KEYS = ("name", "label", "params", "grid", "tune")
+METHOD_KEYS = ("name", "label", "params", "grid", "tune", "datasets")
 ID_LENGTH = 16
 
 
@@ -175,24 +178,42 @@ def from_dict(data: Mapping, *, default_name: str = "experiment", source: str = 
     method_entries = _entries(data, "methods")
     datasets = [v for i, e in enumerate(dataset_entries) for v in _dataset_variants(e, f"datasets[{i}]", split)]
     methods = [v for i, e in enumerate(method_entries) for v in _method_variants(e, f"methods[{i}]", split)]
-    _check_unique(datasets, "datasets")
-    _check_unique(methods, "methods")
-
-    # a method runs on the datasets of its task (classification / regression); each needs a partner
+    _check_unique(datasets)
+    labels = {d["base_label"] for d in datasets}
     for m in methods:
-        if not any(d["task"] == m["task"] for d in datasets):
-            raise ConfigError(m["where"], f"method {m['identity']['name']!r} is for {m['task']}, but no dataset is")
+        for j, label in enumerate(m["only"] or ()):
+            if label not in labels:
+                raise ConfigError(
+                    f"{m['entry']}.datasets[{j}]", f"no dataset labelled {label!r} (labels: {', '.join(sorted(labels))})"
+                )
+
+    # a method runs on the datasets of its task (and of its `datasets` list); each needs a partner
+    pairs = [(d, m) for d in datasets for m in methods if _applies(m, d)]
+    for m in methods:
+        if not any(pm is m for _, pm in pairs):
+            raise ConfigError(m["where"], f"method {m['identity']['name']!r} ({m['task']}) applies to no dataset")
     for d in datasets:
-        if not any(d["task"] == m["task"] for m in methods):
-            raise ConfigError(d["where"], f"dataset {d['label']!r} is a {d['task']} dataset, but no method is for {d['task']}")
+        if not any(pd is d for pd, _ in pairs):
+            raise ConfigError(d["where"], f"dataset {d['label']!r} is a {d['task']} dataset, but no method applies to it")
+    seen: dict[tuple, str] = {}
+    for d, m in pairs:
+        key_id, key_label = ("id", d["label"], run_id(m["identity"])), ("label", d["label"], m["label"])
+        for key, what in ((key_id, "same method and parameters"), (key_label, f"method label {m['label']!r}")):
+            if key in seen:
+                raise ConfigError(
+                    m["where"], f"{what} as {seen[key]} on dataset {d['label']!r}: give a distinct `label` or params"
+                )
+            seen[key] = m["where"]
 
     runs = []
-    for d, m, depth, seed in itertools.product(datasets, methods, depths, seeds):
-        if d["task"] != m["task"]:
-            continue
+    for (d, m), depth, seed in itertools.product(pairs, depths, seeds):
         identity = {"dataset": d["identity"], "method": m["identity"], "depth": depth, "seed": seed, "split": split}
         runs.append(RunSpec(run_id(identity), identity, d["label"], m["label"], plugins))
     return Experiment(name, description, runs, source)
+
+
+def _applies(method: dict, dataset: dict) -> bool:
+    return method["task"] == dataset["task"] and (method["only"] is None or dataset["base_label"] in method["only"])
 
 
 def import_plugin(module: str, where: str = "plugins") -> None:
@@ -243,7 +264,9 @@ def _dataset_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
         identity = {"name": name, "params": full}
         if test_params is not None:
             identity["test_params"] = test_params
-        variants.append({"identity": identity, "label": label + _suffix(combo), "task": task, "where": vwhere})
+        variants.append(
+            {"identity": identity, "label": label + _suffix(combo), "base_label": label, "task": task, "where": vwhere}
+        )
     return variants
 
 
@@ -280,6 +303,7 @@ def _method_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
     _check_disjoint(grid, tune, f"{where}.tune")
     if tune and split["validation_size"] <= 0:
         raise ConfigError(f"{where}.tune", "tuning needs a validation set: set split.validation_size > 0")
+    only = _list_of(entry, "datasets", str, where) if "datasets" in entry else None
     variants = []
     for combo in _product(grid):
         full = {**method.defaults(), **params, **combo}
@@ -287,7 +311,14 @@ def _method_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
         if tune:
             identity["tune"] = tune
         variants.append(
-            {"identity": identity, "label": label + _suffix(combo), "task": method.task, "where": where + _suffix(combo)}
+            {
+                "identity": identity,
+                "label": label + _suffix(combo),
+                "task": method.task,
+                "where": where + _suffix(combo),
+                "entry": where,
+                "only": only,
+            }
         )
     return variants
 
@@ -419,13 +450,14 @@ def _suffix(combo: Mapping) -> str:
     return "[" + ",".join(f"{k}={v}" for k, v in combo.items()) + "]" if combo else ""
 
 
-def _check_unique(variants: list[dict], section: str) -> None:
+def _check_unique(datasets: list[dict]) -> None:
+    """Dataset variants must differ in identity and in label."""
     seen_ids: dict[str, str] = {}
     seen_labels: dict[str, str] = {}
-    for v in variants:
+    for v in datasets:
         key = run_id(v["identity"])
         if key in seen_ids:
-            raise ConfigError(v["where"], f"same {section[:-1]} and parameters as {seen_ids[key]}")
+            raise ConfigError(v["where"], f"same dataset and parameters as {seen_ids[key]}")
         if v["label"] in seen_labels:
             raise ConfigError(
                 v["where"], f"label {v['label']!r} already used by {seen_labels[v['label']]}: give a distinct `label`"

@@ -99,6 +99,17 @@ def test_order_of_tuning_candidates_does_not_matter(tmp_path):
     assert a.runs[-1].method["tune"] == {"alpha": [0.0, 0.1]}
 
 
+def test_method_entries_restricted_to_datasets(tmp_path):
+    """A method entry with `datasets` runs only there; it may reuse a label on other datasets."""
+    text = BASE.replace('params = { time_limit = 5, node_limit = 10 }', 'params = { time_limit = 5 }\ndatasets = ["iris"]')
+    text += '\n[[methods]]\nname = "flow"\nparams = { time_limit = 60 }\ngrid = { start = ["cold", "cart"] }\n'
+    text += 'datasets = ["xor"]\n'
+    runs = config.load(write(tmp_path, text)).runs
+    limits = {(r.dataset_label, r.method_label, r.method["params"]["time_limit"]) for r in runs if r.method["name"] == "flow"}
+    assert limits == {(d, f"flow[start={s}]", t) for d, t in (("iris", 5.0), ("xor", 60.0)) for s in ("cold", "cart")}
+    assert len(runs) == 2 * 3 * 2 * 2
+
+
 def test_grid_labels(tmp_path):
     labels = {r.method_label for r in config.load(write(tmp_path, BASE)).runs}
     assert labels == {"sklearn-cart", "flow[start=cold]", "flow[start=cart]"}
@@ -118,6 +129,8 @@ MALFORMED = [
     (BASE + '\n[[methods]]\nname = "sklearn-cart"\n', "methods[2]", "same method and parameters as methods[0]"),
     (BASE + "\n[split]\ntest_size = 1.5\n", "split.test_size", "expected a number in [0, 1)"),
     (BASE + '\n[[datasets]]\nname = "diabetes"\n', "datasets[2]", "is a regression dataset, but no method"),
+    (BASE + '\n[[methods]]\nname = "oct"\ndatasets = ["xr"]\n', "methods[2].datasets[0]", "no dataset labelled 'xr'"),
+    (BASE + '\n[[methods]]\nname = "oct"\nlabel = "sklearn-cart"\n', "methods[2]", "method label 'sklearn-cart'"),
     (BASE.replace("grid = {", "tune = { alpha = [0.0, 0.1] }\ngrid = {"), "methods[1].tune", "validation set"),
 ]
 
