@@ -74,7 +74,8 @@ def test_same_splits_as_sklearn_when_every_value_has_a_bin(criterion, weighted):
         ref = Tree.from_sklearn(est.set_params(**params).fit(X, target, sample_weight=sw))
         ours_params = dict(params)
         if "min_weight_fraction_leaf" in ours_params:
-            ours_params["min_weight_leaf"] = ours_params.pop("min_weight_fraction_leaf") * (w.sum() if weighted else len(y))
+            total_weight = w.sum() if weighted else len(y)
+            ours_params["min_weight_leaf"] = ours_params.pop("min_weight_fraction_leaf") * total_weight
         ours = build_hist_tree(
             X, target, sw, task="regression" if regression else "classification", criterion=criterion,
             max_bins=1000, **ours_params,
