@@ -140,8 +140,6 @@ class BaseCART(BaseEstimator):
 
     def _grow_hist_tree(self, data: FitData) -> Tree:
         """Grow with the histogram split search (:mod:`greedy._hist`)."""
-        if np.any(data.n_categories > 0):
-            raise ValueError("categorical_features are not supported with splitter='hist'")
         params = self._growth_params(data)
         self.max_features_ = self._resolve_max_features(data.X.shape[1])
         return build_hist_tree(

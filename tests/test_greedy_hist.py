@@ -267,3 +267,16 @@ def test_hist_estimator_rejects_unsupported_criterion():
         CARTClassifier(splitter="hist", criterion="misclassification").fit(X, y)
     with pytest.raises(ValueError, match="not supported with splitter='hist'"):
         CARTRegressor(splitter="hist", criterion="absolute_error").fit(X, y.astype(float))
+
+
+def test_hist_estimator_rejects_missing_values_and_categorical_features():
+    X, y, _, _ = make_data(0, n=40)
+    X_nan = X.copy()
+    X_nan[3, 1] = np.nan
+    with pytest.raises(ValueError, match="does not support missing"):
+        CARTClassifier(splitter="hist").fit(X_nan, y)
+    assert CARTClassifier(splitter="hist").__sklearn_tags__().input_tags.allow_nan is False
+    X_cat = X.copy()
+    X_cat[:, 0] = np.arange(40) % 3
+    with pytest.raises(ValueError, match="splitter='hist' does not support categorical"):
+        CARTClassifier(splitter="hist", categorical_features=[0]).fit(X_cat, y)

@@ -184,3 +184,18 @@ def test_linear_leaf_estimator_rejects_bad_options():
         CARTRegressor(leaf_model="quadratic").fit(X, y)
     with pytest.raises(TypeError):
         CARTClassifier(leaf_model="linear")
+
+
+def test_linear_leaves_refuse_missing_values():
+    from greedy import CARTRegressor
+
+    X, y = sine_wave()
+    X_nan = X.copy()
+    X_nan[5, 0] = np.nan
+    with pytest.raises(ValueError, match="missing"):
+        CARTRegressor(leaf_model="linear").fit(X_nan, y)
+    model = CARTRegressor(leaf_model="linear", max_depth=2).fit(X, y)
+    with pytest.raises(ValueError, match="missing"):
+        model.predict(X_nan)
+    assert CARTRegressor(leaf_model="linear").__sklearn_tags__().input_tags.allow_nan is False
+    assert CARTRegressor().__sklearn_tags__().input_tags.allow_nan is True
