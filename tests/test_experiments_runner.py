@@ -76,7 +76,8 @@ def write_config(path, *, delay=0.0, fail_if="", seeds=(0, 1, 2, 3, 4), extra=""
 
 
 def record_files(out):
-    return sorted((out / "runs").glob("*.json"))
+    """Finished records (not the ``.tmp-*`` file of a write in progress)."""
+    return records.iter_record_files(out)
 
 
 def test_sigkill_then_resume_runs_each_run_exactly_once(plugin, tmp_path):
@@ -103,7 +104,8 @@ def test_sigkill_then_resume_runs_each_run_exactly_once(plugin, tmp_path):
     assert 1 <= len(survivors) < len(expected)
     first = {p.name: p.stat().st_mtime_ns for p in survivors}
 
-    assert cli.main(["run", str(cfg), "--out", str(out), "--quiet", "--no-summary"]) == 2  # refuses without --resume
+    rc = cli.main(["run", str(cfg), "--out", str(out), "--quiet", "--no-summary"])
+    assert rc == 2, (rc, [p.name for p in record_files(out)])  # refuses without --resume
     outcome = runner.run_grid(config.load(cfg), out, resume=True, progress=False)
     assert (outcome.skipped, outcome.done, outcome.failed) == (len(survivors), len(expected) - len(survivors), 0)
 
