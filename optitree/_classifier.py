@@ -320,19 +320,23 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         """Class probabilities: the training class distribution of each sample's leaf."""
-        return self.tree_.predict(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self.tree_.predict(X)
 
     def predict(self, X):
         """Predicted class labels."""
-        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[proba.argmax(axis=1)]
 
     def apply(self, X):
         """Index (in ``tree_``) of the leaf each sample reaches."""
-        return self.tree_.apply(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self.tree_.apply(X)
 
     def decision_path(self, X):
         """CSR indicator matrix (n_samples, n_nodes) of the nodes each sample passes through."""
-        return self.tree_.decision_path(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)
+        return self.tree_.decision_path(X)
 
     def get_depth(self) -> int:
         """Depth of the fitted tree."""
