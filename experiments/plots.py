@@ -75,7 +75,7 @@ def _grid(plt, n: int, width: float = 4.2, height: float = 3.2):
     """A figure with ``n`` panels, at most 4 per row."""
     ncols = min(n, 4)
     nrows = int(np.ceil(n / ncols))
-    return plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    return plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, layout="constrained")
 
 
 def _method_colors(methods: list[str]) -> dict:
@@ -110,7 +110,6 @@ def _accuracy_vs_depth(df, plt):
         ax.set_visible(False)
     axes.flat[0].legend(fontsize=7, loc="best")
     fig.suptitle("Greedy vs optimal trees: score vs depth")
-    fig.tight_layout()
     return fig
 
 
@@ -118,7 +117,7 @@ def _optimality(df, plt):
     datasets = list(dict.fromkeys(df["dataset"]))
     methods = list(dict.fromkeys(df["method"]))
     colors = _method_colors(methods)
-    fig, axes = plt.subplots(2, len(datasets), figsize=(3.6 * len(datasets), 6.4), squeeze=False)
+    fig, axes = plt.subplots(2, len(datasets), figsize=(3.6 * len(datasets), 6.4), squeeze=False, layout="constrained")
     for j, dataset in enumerate(datasets):
         sub = df[df["dataset"] == dataset]
         for method in methods:
@@ -138,7 +137,6 @@ def _optimality(df, plt):
             ax.grid(True, alpha=0.3)
     axes[1, 0].legend(fontsize=7, loc="best")
     fig.suptitle("Proven optimality and time")
-    fig.tight_layout()
     return fig
 
 
@@ -159,7 +157,7 @@ def _progress(sub, by_id, plt):
     depths = sorted(mip["depth"].unique())
     methods = list(dict.fromkeys(mip["method"]))
     fig, axes = plt.subplots(len(depths), len(methods), figsize=(4.6 * len(methods), 3.4 * len(depths)),
-                             squeeze=False)
+                             squeeze=False, layout="constrained")
     for i, depth in enumerate(depths):
         for j, method in enumerate(methods):
             ax = axes[i, j]
@@ -171,11 +169,12 @@ def _progress(sub, by_id, plt):
             ax.set_title(f"{method}, depth {depth}\n{ax.get_title()}", fontsize=8)
             ax.legend(fontsize=6, loc="best")
     fig.suptitle(f"{sub['dataset'].iloc[0]}: incumbent and bound over time (seed {int(mip['seed'].min())})")
-    fig.tight_layout()
     return fig
 
 
 def _gap_over_time(df, by_id, plt):
+    from matplotlib.ticker import NullFormatter
+
     mip = _first_seed_mip(df)
     mip = mip[[bool((by_id[i].get("solver") or {}).get("trace")) for i in mip["run_id"]]]
     if not len(mip):
@@ -195,12 +194,12 @@ def _gap_over_time(df, by_id, plt):
             ax.step(np.maximum(t, 1e-3), g, where="post", color=colors[method],
                     linestyle="-" if start == "cart" else ":", label=method)
         ax.set(title=f"{dataset}, depth {depth}", xscale="log", xlabel="time (s)", ylabel="relative gap")
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=6, loc="best")
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     fig.suptitle("Gap over time: CART start (solid) vs cold (dotted)")
-    fig.tight_layout()
     return fig
 
 
@@ -215,7 +214,7 @@ def _regions(sub, by_id, plt):
         return None
     depth = 2 if (rows["depth"] == 2).any() else rows["depth"].max()
     rows = rows[(rows["depth"] == depth) & (rows["seed"] == rows["seed"].min())]
-    fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * len(rows), 4.0), squeeze=False)
+    fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * len(rows), 4.0), squeeze=False, layout="constrained")
     for ax, rid in zip(axes.flat, rows["run_id"]):
         rec = by_id[rid]
         cfg = dict(rec["config"])
@@ -230,5 +229,4 @@ def _regions(sub, by_id, plt):
         ax.set_title(f"{cfg['method_label']}\ntrain acc {m['train_accuracy']:.3f}", fontsize=9)
     fig.suptitle(f"{sub['dataset'].iloc[0]}: decision regions at depth {depth} (training data, seed "
                  f"{int(rows['seed'].iloc[0])})")
-    fig.tight_layout()
     return fig
