@@ -237,3 +237,13 @@ def test_dask_backend_without_scheduler_is_a_usage_error(tmp_path, capsys):
     cfg = iris_grid(tmp_path, 'depths = [1]\nseeds = [0]\n[[datasets]]\nname = "iris"\n[[methods]]\nname = "sklearn-cart"\n')
     assert cli.main(["run", str(cfg), "--out", str(tmp_path / "o"), "--backend", "dask", "--quiet"]) == 2
     assert "--scheduler" in capsys.readouterr().err
+
+
+def test_loky_workers_import_plugins_and_force_one_solver_thread(plugin, tmp_path):
+    cfg = write_config(tmp_path / "grid.toml", seeds=(0, 1))
+    out = tmp_path / "out"
+    assert cli.main(["run", str(cfg), "--out", str(out), "--n-jobs", "2", "--quiet", "--no-summary"]) == 0
+    recs = records.load_records(out)
+    assert len(recs) == 4 and all(r["status"] == "done" for r in recs)
+    assert all(r["execution"]["backend"] == "loky" and r["execution"]["force_single_thread"] for r in recs)
+    assert {r["worker"]["pid"] for r in recs}.isdisjoint({os.getpid()})
