@@ -21,7 +21,7 @@ PLUGIN = '''
 import os
 import time
 
-from sklearn.tree import DecisionTreeClassifier
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from experiments.methods import GREEDY_PARAMS, METHODS, Method, Param, _sklearn_tree, register
 
@@ -37,6 +37,15 @@ class SlowTree(DecisionTreeClassifier):
         if self.fail_if and os.path.exists(self.fail_if):
             raise RuntimeError("planned failure")
         return super().fit(X, y)
+
+
+if "tree-regressor" not in METHODS:
+    register(Method(
+        "tree-regressor", "greedy", "regression", "test method",
+        {"min_samples_leaf": Param(int, 1)},
+        lambda p, depth, seed: DecisionTreeRegressor(max_depth=depth, random_state=seed, **p),
+        tree_of=_sklearn_tree,
+    ))
 
 
 if "slow-tree" not in METHODS:
@@ -247,3 +256,41 @@ def test_loky_workers_import_plugins_and_force_one_solver_thread(plugin, tmp_pat
     assert len(recs) == 4 and all(r["status"] == "done" for r in recs)
     assert all(r["execution"]["backend"] == "loky" and r["execution"]["force_single_thread"] for r in recs)
     assert {r["worker"]["pid"] for r in recs}.isdisjoint({os.getpid()})
+
+
+def test_regression_runs_report_r2_and_mse(plugin, tmp_path):
+    from sklearn.datasets import load_diabetes
+    from sklearn.metrics import mean_squared_error, r2_score
+    from sklearn.tree import DecisionTreeRegressor
+
+    cfg = iris_grid(
+        tmp_path,
+        """
+        plugins = ["slow_tree_plugin"]
+        depths = [3]
+        seeds = [2]
+        [[datasets]]
+        name = "diabetes"
+        [[methods]]
+        name = "tree-regressor"
+        params = { min_samples_leaf = 5 }
+        """,
+    )
+    out = tmp_path / "out"
+    assert cli.main(["run", str(cfg), "--out", str(out), "--quiet"]) == 0
+    (rec,) = records.load_records(out)
+    X, y = load_diabetes(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=2)  # never stratified
+    ref = DecisionTreeRegressor(max_depth=3, random_state=2, min_samples_leaf=5).fit(Xtr, ytr)
+    m = rec["metrics"]
+    assert m["train_r2"] == pytest.approx(r2_score(ytr, ref.predict(Xtr)))
+    assert m["test_mse"] == pytest.approx(mean_squared_error(yte, ref.predict(Xte)))
+    assert "train_accuracy" not in m and rec["task"] == "regression" and rec["data"]["stratified"] is False
+
+
+def test_progress_without_tqdm_is_a_counter(plugin, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm -> ImportError
+    cfg = write_config(tmp_path / "grid.toml", seeds=(0,))
+    assert cli.main(["run", str(cfg), "--out", str(tmp_path / "out"), "--no-summary"]) == 0
+    err = capsys.readouterr().err
+    assert "[1/2] iris d=1 slow-tree s=0: done" in err and "[2/2]" in err
