@@ -110,7 +110,10 @@ def _summarize(out_dir: Path) -> int:
 
     if not out_dir.is_dir():
         raise _runner.HarnessError(f"no results directory {out_dir}")
-    text, written = report.summarize(out_dir)
+    try:
+        text, written = report.summarize(out_dir)
+    except ImportError as exc:  # pandas is an optional extra
+        raise _runner.HarnessError(str(exc)) from None
     print(text, end="")
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     return 0
@@ -121,7 +124,12 @@ def _plot(out_dir: Path, plots_dir: Path | None) -> int:
 
     if not out_dir.is_dir():
         raise _runner.HarnessError(f"no results directory {out_dir}")
-    written = plots.plot_all(out_dir, plots_dir)
+    try:
+        written = plots.plot_all(out_dir, plots_dir)
+    except ImportError as exc:  # matplotlib is an optional extra
+        raise _runner.HarnessError(str(exc)) from None
+    except ValueError as exc:  # nothing to plot
+        raise _runner.HarnessError(str(exc)) from None
     for p in written:
         print(p)
     return 0
