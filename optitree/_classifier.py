@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 import time
 
@@ -14,13 +15,22 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 
 from ._model import check_size
-from ._solve import SolveOptions, _relative_gap, solve_highs, solve_pyomo
+from ._solve import SolveOptions, solve_highs, solve_pyomo
 from ._warmstart import fit_cart, solution_violation, tree_from_init
 from .formulations import FORMULATIONS, InfeasibleStartError
 
 __all__ = ["OptimalTreeClassifier"]
 
 _REL_TOL = 1e-6
+
+
+def _gap(objective: float, bound: float | None) -> float | None:
+    """HiGHS's relative gap ``|objective - bound| / |objective|`` (0 when both are 0)."""
+    if bound is None:
+        return None
+    if objective == 0:
+        return 0.0 if abs(bound) <= 1e-9 else math.inf
+    return abs(objective - bound) / abs(objective)
 
 
 class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
@@ -39,9 +49,12 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
     ----------
     max_depth : int, default=2
         Maximum depth (>= 1).
-    formulation : {"flow", "oct"}, default="flow"
+    formulation : {"flow", "oct", "oct-h"}, default="flow"
         "flow": FlowOCT (Aghaei, Gómez & Vayanos) on threshold-binarized features;
-        "oct": Bertsimas & Dunn's OCT with continuous thresholds.
+        "oct": Bertsimas & Dunn's OCT with continuous thresholds;
+        "oct-h": their OCT-H with hyperplane splits ``coef @ x <= threshold``
+        (``alpha`` is then charged per feature used per split; see
+        :mod:`optitree.formulations.octh`).
     alpha : float, default=0.0
         Penalty per split, as a fraction of the baseline error.
     min_samples_leaf : int, default=1
@@ -257,12 +270,15 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
                 f"the solver returned no tree (status {result.status!r}); raise time_limit/node_limit or "
                 f"give a start (init). {result.message}"
             )
-        if result.objective is not None and abs(objective - result.objective) > _REL_TOL * max(1.0, abs(objective)):
-            notes.append(f"objective {result.objective:.10g} reported by the solver; {objective:.10g} recomputed for tree_")
-            if objective > result.objective:
-                result.proven_optimal = False
+        if result.objective is None or abs(objective - result.objective) > _REL_TOL * max(1.0, abs(objective)):
+            if result.objective is not None:
+                notes.append(
+                    f"objective {result.objective:.10g} reported by the solver; {objective:.10g} recomputed for tree_"
+                )
+                if objective > result.objective:
+                    result.proven_optimal = False
+            result.gap = _gap(objective, result.bound)
         result.objective = objective
-        result.gap = _relative_gap(objective, result.bound)
         self.tree_ = tree
         self.classes_ = classes
         self.init_tree_ = start_tree

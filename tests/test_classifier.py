@@ -175,8 +175,10 @@ def test_start_returned_when_the_solver_finds_nothing(monkeypatch):
     assert "returning the start tree" in clf.result_.message
     assert clf.result_.status == "time_limit"
     assert clf.tree_ == clf.init_tree_
-    assert clf.result_.objective == pytest.approx(clf.result_.start_objective)
-    assert clf.result_.objective == pytest.approx(numpy_objective(clf, X, y), rel=1e-6)
+    r = clf.result_
+    assert r.objective == pytest.approx(r.start_objective)
+    assert r.objective == pytest.approx(numpy_objective(clf, X, y), rel=1e-6)
+    assert r.gap == pytest.approx(abs(r.objective - r.bound) / r.objective)  # HiGHS's definition
 
 
 def test_init_sources():
