@@ -208,3 +208,37 @@ register(
         "flow", "mip", "classification", "FlowOCT MIP (Aghaei et al. 2025)", MIP_PARAMS, _optimal_classifier("flow")
     )
 )
+
+# ---------------------------------------------------------------------------- OCT-H and optimal regression trees
+_HYPERPLANE_PARAMS = {k: v for k, v in MIP_PARAMS.items() if k != "max_thresholds"}
+_REGRESSION_PARAMS = {
+    **_HYPERPLANE_PARAMS,
+    "alpha": Param(float, 0.0, minimum=0.0, doc="complexity penalty per split (fraction of the baseline loss)"),
+    "loss": Param(str, "absolute", choices=("absolute", "squared"), doc="'squared' is a tangent outer approximation"),
+}
+_LINEAR_LEAF_PARAMS = {
+    **_REGRESSION_PARAMS,
+    "coef_budget": Param(float, 2.0, minimum=0.0, minimum_inclusive=False, doc="L1 budget per leaf, target ranges"),
+    "leaf_alpha": Param(float, 0.0, minimum=0.0, doc="L1 penalty on the leaf coefficients"),
+}
+
+
+def _optimal_regressor(leaf_model: str) -> Callable[[dict, int, int], Any]:
+    def factory(params: dict, depth: int, seed: int):
+        from optitree import OptimalTreeRegressor
+
+        return OptimalTreeRegressor(leaf_model=leaf_model, **_mip_kwargs(params, depth, seed))
+
+    return factory
+
+
+register(
+    Method(
+        "oct-h", "mip", "classification", "OCT-H: hyperplane splits (Bertsimas & Dunn 2017); alpha per feature used",
+        _HYPERPLANE_PARAMS, _optimal_classifier("oct-h"),
+    )
+)
+register(Method("ort", "mip", "regression", "ORT: optimal regression tree, constant leaves", _REGRESSION_PARAMS,
+                _optimal_regressor("constant")))
+register(Method("ort-l", "mip", "regression", "ORT-L: optimal regression tree, linear leaves (L1 budget)",
+                _LINEAR_LEAF_PARAMS, _optimal_regressor("linear")))

@@ -10,19 +10,27 @@ name      class                                        splits
 ========  ===========================================  ================================
 "oct"     :class:`OCTFormulation` (Bertsimas & Dunn)   univariate, continuous thresholds
 "flow"    :class:`FlowOCTFormulation` (Aghaei et al.)  univariate, binarized thresholds
+"oct-h"   :class:`OCTHFormulation` (Bertsimas & Dunn)  hyperplanes (alpha per feature used)
 ========  ===========================================  ================================
+
+Regression trees (ORT / ORT-L, :class:`ORTFormulation`) use OCT's routing with constant
+or linear leaves; they are served by ``OptimalTreeRegressor``, not by this registry.
 """
 
 from ._base import InfeasibleStartError, TreeFormulation, leaf_ancestors
 from .flow import FlowOCTFormulation
 from .oct import OCTFormulation
+from .octh import OCTHFormulation
+from .ort import ORTFormulation
 
-FORMULATIONS = {"oct": OCTFormulation, "flow": FlowOCTFormulation}
+FORMULATIONS = {"oct": OCTFormulation, "flow": FlowOCTFormulation, "oct-h": OCTHFormulation}
 
 __all__ = [
     "TreeFormulation",
     "OCTFormulation",
     "FlowOCTFormulation",
+    "OCTHFormulation",
+    "ORTFormulation",
     "InfeasibleStartError",
     "FORMULATIONS",
     "leaf_ancestors",

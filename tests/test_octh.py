@@ -1,0 +1,129 @@
+"""OCT-H (hyperplane splits) against brute-force univariate optima, hand-made geometry and its own solver numbers."""
+
+import numpy as np
+import pytest
+from sklearn.tree import DecisionTreeClassifier
+
+from greedy import OBLIQUE, Tree
+from optitree import OptimalTreeClassifier
+from optitree._solve import SolveOptions, solve_highs
+from optitree.formulations.octh import OCTHFormulation
+
+
+def univariate_depth1_errors(X, y):
+    """Fewest training errors of any depth-1 axis-aligned tree (every feature, every midpoint)."""
+    def errors(labels):
+        return labels.size - np.bincount(labels).max() if labels.size else 0
+
+    best = errors(y)
+    for f in range(X.shape[1]):
+        v = np.unique(X[:, f])
+        for t in (v[:-1] + v[1:]) / 2:
+            left = X[:, f] <= t
+            best = min(best, errors(y[left]) + errors(y[~left]))
+    return best
+
+
+def line_data(n=60, seed=0, margin=0.05):
+    """y = [x0 + x1 > 1] with every point at least ``margin`` from the line."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, (4 * n, 2))
+    X = X[np.abs(X.sum(axis=1) - 1) / np.sqrt(2) >= margin][:n]
+    return X, (X.sum(axis=1) > 1).astype(int)
+
+
+def rotated_xor(n=40, seed=4):
+    """XOR rotated by 45 degrees: the class boundaries are the two diagonals."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, 2))
+    u, v = X[:, 0] + X[:, 1], X[:, 0] - X[:, 1]
+    return X, ((u > 0) ^ (v > 0)).astype(int)
+
+
+def test_one_oblique_line_separates_what_no_axis_split_can():
+    X, y = line_data()
+    assert univariate_depth1_errors(X, y) > 0
+    clf = OptimalTreeClassifier(max_depth=1, formulation="oct-h", time_limit=None, node_limit=5000).fit(X, y)
+    assert clf.score(X, y) == 1.0
+    assert clf.tree_.feature[0] == OBLIQUE
+    coef = clf.tree_.split_coef[0]
+    assert coef[0] == pytest.approx(coef[1], rel=0.5)  # close to the true normal (1, 1)
+
+
+def test_original_units_survive_scaling():
+    """Features on very different scales and offsets: the decoded hyperplane is in original units."""
+    X, y = line_data(seed=1)
+    Xt = np.column_stack([50 + 0.01 * X[:, 0], -1000 * X[:, 1]])
+    clf = OptimalTreeClassifier(max_depth=1, formulation="oct-h", time_limit=None, node_limit=5000).fit(Xt, y)
+    assert clf.score(Xt, y) == 1.0
+    # fresh points from the same law, transformed the same way, away from the line
+    Xn, yn = line_data(n=200, seed=2)
+    assert clf.score(np.column_stack([50 + 0.01 * Xn[:, 0], -1000 * Xn[:, 1]]), yn) >= 0.9
+
+
+def test_rotated_xor_depth1_beats_the_univariate_optimum():
+    X, y = rotated_xor()
+    clf = OptimalTreeClassifier(max_depth=1, formulation="oct-h", time_limit=None, node_limit=3000).fit(X, y)
+    oblique_errors = int((clf.predict(X) != y).sum())
+    assert oblique_errors < univariate_depth1_errors(X, y)
+    assert clf.result_.start_source == "cart" and clf.result_.start_accepted
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.02])
+def test_objective_recomputed_from_tree_equals_solver(alpha):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 3))
+    y = (X[:, 0] - 0.5 * X[:, 1] > 0.2).astype(int) ^ (rng.uniform(size=30) < 0.1)
+    form = OCTHFormulation(X, y, depth=2, alpha=alpha)
+    spec = form.build()
+    assert form.estimate_size() == (spec.n_rows, spec.n_cols, spec.nnz)
+    cart = Tree.from_sklearn(DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y))
+    result, x = solve_highs(spec.to_highs(), SolveOptions(node_limit=100), start=form.start_from_tree(cart))
+    assert result.start_accepted and result.has_solution
+    tree = form.decode(spec, x)
+    errors = int((tree.predict(X).argmax(axis=1) != y).sum())
+    internal = ~tree.is_leaf
+    n_coef = sum(
+        int(np.count_nonzero(tree.split_coef[i])) if tree.feature[i] == OBLIQUE else 1 for i in np.flatnonzero(internal)
+    )
+    baseline = y.size - np.bincount(y).max()
+    assert result.objective == pytest.approx(errors / baseline + alpha * n_coef, abs=1e-6)
+
+
+def test_single_feature_hyperplanes_come_back_univariate():
+    """Data split by x1 alone: with a feature penalty the best hyperplane uses one coefficient,
+    returned as an ordinary split whose threshold sits between the neighbouring training values."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0, 10, (30, 3))
+    y = (X[:, 1] > 4).astype(int)
+    clf = OptimalTreeClassifier(max_depth=1, formulation="oct-h", alpha=0.01, time_limit=None, node_limit=3000)
+    clf.fit(X, y)
+    assert clf.score(X, y) == 1.0
+    tree = clf.tree_
+    assert tree.feature[0] == 1
+    assert X[y == 0, 1].max() <= tree.threshold[0] < X[y == 1, 1].min()
+
+
+def test_margin_is_validated():
+    X, y = line_data(n=10)
+    for margin in (0.0, 1e-7, 0.6, "big"):
+        with pytest.raises(ValueError, match="margin"):
+            OCTHFormulation(X, y, depth=1, margin=margin)
+
+
+def test_start_split_closer_than_the_margin_is_moved_and_accepted():
+    """CART splits between two values 1e-6 apart (scaled): not representable with margin 1e-4.
+    The start is moved to the nearest gap >= margin and then satisfies every row of the model."""
+    from optitree._warmstart import solution_violation
+
+    x0 = np.r_[np.linspace(0, 0.5, 20), 0.5 + 1e-6, np.linspace(0.6, 1, 19)]
+    X = np.column_stack([x0, np.random.default_rng(0).uniform(size=40)])
+    y = (x0 > 0.5).astype(int)
+    form = OCTHFormulation(X, y, depth=1)
+    spec = form.build()
+    cart = Tree.from_sklearn(DecisionTreeClassifier(max_depth=1).fit(X, y))
+    assert 0.5 < cart.threshold[0] < 0.5 + 1e-6
+    start, note = form.prepare_start(cart)
+    assert "moved" in note
+    assert start.feature[0] == 0 and x0[18] <= start.threshold[0] < x0[19]  # the nearest wide gap: one sample moves
+    assert solution_violation(spec, form.start_vector(start)) is None
