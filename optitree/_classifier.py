@@ -49,12 +49,9 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
     ----------
     max_depth : int, default=2
         Maximum depth (>= 1).
-    formulation : {"flow", "oct", "oct-h"}, default="flow"
+    formulation : {"flow", "oct"}, default="flow"
         "flow": FlowOCT (Aghaei, Gómez & Vayanos) on threshold-binarized features;
-        "oct": Bertsimas & Dunn's OCT with continuous thresholds;
-        "oct-h": their OCT-H with hyperplane splits ``coef @ x <= threshold``
-        (``alpha`` is then charged per feature used per split; see
-        :mod:`optitree.formulations.octh`).
+        "oct": Bertsimas & Dunn's OCT with continuous thresholds.
     alpha : float, default=0.0
         Penalty per split, as a fraction of the baseline error.
     min_samples_leaf : int, default=1
@@ -260,12 +257,13 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         if tree is None:
             self._set_result(result, notes)
             if result.status == "infeasible":
-                raise ValueError(
-                    f"no tree satisfies the model (result_.status == 'infeasible'): "
-                    f"min_samples_leaf={self.min_samples_leaf} exceeds the "
-                    f"{int(form.count.sum())} positive-weight training samples"
-                    + ("" if self.constraints is None else ", or the user constraints cannot be met")
+                n_modelled = int(form.count.sum())
+                reason = (
+                    f"min_samples_leaf={self.min_samples_leaf} exceeds the {n_modelled} positive-weight "
+                    "training samples" if self.min_samples_leaf > n_modelled
+                    else "the user constraints cannot be met"
                 )
+                raise ValueError(f"no tree satisfies the model (result_.status == 'infeasible'): {reason}")
             raise RuntimeError(
                 f"the solver returned no tree (status {result.status!r}); raise time_limit/node_limit or "
                 f"give a start (init). {result.message}"

@@ -89,6 +89,8 @@ class FlowOCTFormulation(TreeFormulation):
         Its threshold (left iff ``x <= threshold``).
     exact_thresholds : bool
         Whether every training partition by a threshold is available.
+    full_routing : bool
+        ``min_samples_leaf > 1``: every sample is routed to its prediction node (``z_wrong``).
 
     Variable blocks: ``b (B, F_b)``, ``p (T,)``, ``w (T, K)``, ``b_cum (B, F_b)``,
     ``z_in (N, T)``, ``z_sink (N, T)`` and, for ``min_samples_leaf > 1``, ``z_wrong (N, T)``;
@@ -158,7 +160,7 @@ class FlowOCTFormulation(TreeFormulation):
         if self.full_routing:
             rows += N * T + T
             nnz += N * T + 3 * N * T + T * (2 * N + 1)
-        return rows, cols, nnz
+        return int(rows), int(cols), int(nnz)
 
     # ------------------------------------------------------------------ model
     def build(self) -> ModelSpec:

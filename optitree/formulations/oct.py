@@ -155,7 +155,7 @@ class OCTFormulation(TreeFormulation):
             + L + L * nz_w  # leaf_weight
             + 4 * L * K  # misclassified
         )
-        return rows, cols, nnz
+        return int(rows), int(cols), int(nnz)
 
     # ------------------------------------------------------------------ model
     def build(self) -> ModelSpec:
