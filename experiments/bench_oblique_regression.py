@@ -16,7 +16,6 @@ import argparse
 import json
 import time
 
-import numpy as np
 from sklearn.metrics import mean_absolute_error, r2_score
 from sklearn.model_selection import train_test_split
 

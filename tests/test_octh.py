@@ -127,3 +127,22 @@ def test_start_split_closer_than_the_margin_is_moved_and_accepted():
     assert "moved" in note
     assert start.feature[0] == 0 and x0[18] <= start.threshold[0] < x0[19]  # the nearest wide gap: one sample moves
     assert solution_violation(spec, form.start_vector(start)) is None
+
+
+@pytest.mark.parametrize("alpha, margin", [(0.0, 1e-4), (0.05, 1e-4), (0.0, 0.05)])
+def test_cart_start_vectors_satisfy_every_row_and_price_like_the_tree(alpha, margin):
+    """The complete start vector of a depth-2 CART tree is feasible and its objective c·x is the tree's
+    (a wide margin forces threshold moves and tests that b is set from the samples reaching each node)."""
+    from optitree._warmstart import solution_violation
+
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        X = np.round(rng.normal(size=(40, 3)), 2)
+        y = rng.integers(0, 3, 40)
+        form = OCTHFormulation(X, y, depth=2, alpha=alpha, margin=margin)
+        spec = form.build()
+        start, _ = form.prepare_start(Tree.from_sklearn(DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)))
+        x = form.start_vector(start)
+        assert solution_violation(spec, x) is None, seed
+        cost = spec.column_arrays()[0]
+        assert cost @ x + spec.objective_offset == pytest.approx(form.objective_of_tree(start), abs=1e-9)

@@ -105,7 +105,6 @@ class OCTHFormulation(TreeFormulation):
         self.x_range = np.where(self.usable, span, 1.0)
         self.X_scaled = np.where(self.usable, (self.X - self.x_min) / self.x_range, 0.0)
         self._big_m = 1.0 + (self.X_scaled.max(axis=1) if self.usable.any() else np.zeros(self.n_samples))
-        self._anc, self._left = leaf_ancestors(self.depth)
 
     # ------------------------------------------------------------------ size
     def estimate_size(self) -> tuple[int, int, int]:
@@ -235,19 +234,20 @@ class OCTHFormulation(TreeFormulation):
         return (Tree.from_dict({**tree.to_dict(), "threshold": threshold}), moved) if moved else (tree, 0)
 
     def _start_columns(self, tree: Tree) -> np.ndarray:
-        v, B, F = self.vars, self.n_branch, self.n_features
+        v = self.vars
         x = np.zeros(self.spec.n_cols)
-        heap = tree.to_heap(self.depth)
-        for m in np.flatnonzero(heap.feature != PASS_THROUGH):
-            if heap.feature[m] == OBLIQUE:
-                coef = heap.split_coef[m]
+        heap_row = self._heap_ids(tree) - 1
+        samples = self._node_samples(tree)
+        for node in np.flatnonzero(~tree.is_leaf):
+            m, idx = heap_row[node], samples[node]
+            if tree.feature[node] == OBLIQUE:
+                coef = tree.split_coef[node]
             else:
-                coef = np.zeros(F)
-                coef[heap.feature[m]] = 1.0
-            a, theta = self._hyperplane(coef, heap.threshold[m])
-            proj = self.X_scaled @ a
-            left = proj <= theta + 1e-12
-            b = proj[left].max() if left.any() else theta  # the tightest b with this partition
+                coef = np.eye(self.n_features)[tree.feature[node]]
+            a, theta = self._hyperplane(coef, tree.threshold[node])
+            left = self.X[idx] @ coef <= tree.threshold[node]
+            # the tightest b: the largest left projection among the samples reaching the node
+            b = (self.X_scaled[idx[left]] @ a).max() if left.any() else theta
             x[v["a"][m]], x[v["ahat"][m]] = a, np.abs(a)
             x[v["s"][m]] = a != 0
             x[v["d"][m]], x[v["b"][m]] = 1.0, np.clip(b, -1.0, 1.0)
@@ -255,7 +255,7 @@ class OCTHFormulation(TreeFormulation):
         return x
 
     def _heap_from_solution(self, x) -> HeapTree:
-        spec, B, F = self.spec, self.n_branch, self.n_features
+        spec = self.spec
         s = spec.block_values(x, "s") > 0.5
         a = np.where(s, spec.block_values(x, "a"), 0.0)
         b = spec.block_values(x, "b")
