@@ -49,9 +49,12 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
     ----------
     max_depth : int, default=2
         Maximum depth (>= 1).
-    formulation : {"flow", "oct"}, default="flow"
+    formulation : {"flow", "oct", "oct-h"}, default="flow"
         "flow": FlowOCT (Aghaei, Gómez & Vayanos) on threshold-binarized features;
-        "oct": Bertsimas & Dunn's OCT with continuous thresholds.
+        "oct": Bertsimas & Dunn's OCT with continuous thresholds;
+        "oct-h": their OCT-H with hyperplane splits ``coef @ x <= threshold``
+        (``alpha`` is then charged per feature used per split; see
+        :mod:`optitree.formulations.octh`).
     alpha : float, default=0.0
         Penalty per split, as a fraction of the baseline error.
     min_samples_leaf : int, default=1
