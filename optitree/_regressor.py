@@ -12,9 +12,9 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from greedy import CARTRegressor, Tree
 
-from ._classifier import OptimalTreeClassifier
+from ._classifier import OptimalTreeClassifier, _gap
 from ._model import check_size
-from ._solve import SolveOptions, _relative_gap, solve_highs, solve_pyomo
+from ._solve import SolveOptions, solve_highs, solve_pyomo
 from ._warmstart import solution_violation
 from .formulations import InfeasibleStartError
 from .formulations.ort import LEAF_MODELS, LOSSES, ORTFormulation
@@ -264,22 +264,26 @@ class OptimalTreeRegressor(RegressorMixin, BaseEstimator):
         if tree is None:
             self._set_result(result, notes)
             if result.status == "infeasible":
-                raise ValueError(
-                    f"no tree satisfies the model (result_.status == 'infeasible'): "
-                    f"min_samples_leaf={self.min_samples_leaf} exceeds the "
-                    f"{int(form.count.sum())} positive-weight training samples"
-                    + ("" if self.constraints is None else ", or the user constraints cannot be met")
+                n_modelled = int(form.count.sum())
+                reason = (
+                    f"min_samples_leaf={self.min_samples_leaf} exceeds the {n_modelled} positive-weight "
+                    "training samples" if self.min_samples_leaf > n_modelled
+                    else "the user constraints cannot be met"
                 )
+                raise ValueError(f"no tree satisfies the model (result_.status == 'infeasible'): {reason}")
             raise RuntimeError(
                 f"the solver returned no tree (status {result.status!r}); raise time_limit/node_limit or "
                 f"give a start (init). {result.message}"
             )
-        if result.objective is not None and abs(objective - result.objective) > _REL_TOL * max(1.0, abs(objective)):
-            notes.append(f"objective {result.objective:.10g} reported by the solver; {objective:.10g} recomputed for tree_")
-            if objective > result.objective:
-                result.proven_optimal = False
+        if result.objective is None or abs(objective - result.objective) > _REL_TOL * max(1.0, abs(objective)):
+            if result.objective is not None:
+                notes.append(
+                    f"objective {result.objective:.10g} reported by the solver; {objective:.10g} recomputed for tree_"
+                )
+                if objective > result.objective:
+                    result.proven_optimal = False
+            result.gap = _gap(objective, result.bound)
         result.objective = objective
-        result.gap = _relative_gap(objective, result.bound)
         self.tree_ = tree
         self.init_tree_ = start_tree
         self._set_result(result, notes)
