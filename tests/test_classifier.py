@@ -183,16 +183,16 @@ def test_start_returned_when_the_solver_finds_nothing(monkeypatch):
 
 def test_init_sources():
     X, y = noisy_data(n=20)
-    d1 = OptimalTreeClassifier(max_depth=1, time_limit=None).fit(X, y)
-    d2 = OptimalTreeClassifier(max_depth=2, init=d1, node_limit=1).fit(X, y)
+    d1 = OptimalTreeClassifier(max_depth=1, formulation="oct", time_limit=None).fit(X, y)
+    d2 = OptimalTreeClassifier(max_depth=2, formulation="oct", init=d1, node_limit=1).fit(X, y)
     assert d2.result_.start_source == "previous-depth"
     assert d2.result_.start_objective == pytest.approx(d1.result_.objective)
     assert d2.result_.objective <= d1.result_.objective + 1e-9
     sk = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
     for init in (sk, Tree.from_sklearn(sk)):
-        clf = OptimalTreeClassifier(max_depth=2, init=init, node_limit=1).fit(X, y)
+        clf = OptimalTreeClassifier(max_depth=2, formulation="oct", init=init, node_limit=1).fit(X, y)
         assert clf.result_.start_source == "user" and clf.result_.start_accepted
-    cold = OptimalTreeClassifier(max_depth=2, init=None, node_limit=1).fit(X, y)
+    cold = OptimalTreeClassifier(max_depth=2, formulation="oct", init=None, node_limit=1).fit(X, y)
     assert cold.result_.start_source is None and cold.result_.start_accepted is None
     assert cold.init_tree_ is None
     with pytest.raises(ValueError, match="depth 2 > max_depth=1"):
