@@ -29,7 +29,7 @@ def _pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ImportError("plots need matplotlib: pip install 'optitree[plot]'") from None
+        raise ImportError("plots need matplotlib: pip install 'optitree[experiments]'") from None
     return plt
 
 

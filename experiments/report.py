@@ -25,7 +25,7 @@ def _pandas():
     try:
         import pandas as pd
     except ImportError:
-        raise ImportError("summaries need pandas: pip install 'optitree[pandas]'") from None
+        raise ImportError("summaries need pandas: pip install 'optitree[experiments]'") from None
     return pd
 
 

@@ -23,7 +23,7 @@ BLOCKS = re.findall(r"```(\w*)\n(.*?)```", README, flags=re.S)
 
 def test_readme_has_the_two_setup_commands():
     shell = [code for lang, code in BLOCKS if lang == "bash"]
-    assert "pip install -e . && python -m experiments quick\n" in shell
+    assert 'pip install -e ".[experiments]" && python -m experiments quick\n' in shell
     assert 'pip install -e ".[test]" && python -m pytest -q\n' in shell
 
 
