@@ -56,7 +56,11 @@ import numpy as np
 from greedy import PASS_THROUGH, HeapTree
 
 from .._model import ModelSpec
-from ._base import TreeFormulation, leaf_ancestors
+from ._base import TreeFormulation
+from ._skeleton import (
+    _class_leaf_nnz, _class_leaf_rows, _skeleton_nnz, _skeleton_rows, add_class_leaf_rows, add_skeleton_rows,
+    routing_pairs, set_class_leaf_start,
+)
 
 __all__ = ["OCTFormulation"]
 
@@ -124,104 +128,56 @@ class OCTFormulation(TreeFormulation):
             self._m_right = 1.0 - self.X_scaled[:, U].min(axis=1)
         else:
             self._m_left = self._m_right = np.zeros(self.n_samples)
-        self._anc, self._left = leaf_ancestors(self.depth)
 
     # ------------------------------------------------------------------ size
-    def _routing_pairs(self):
-        """(leaf index k, ancestor heap id m) of the left and of the right routing rows."""
-        k, s = np.nonzero(self._left)
-        left = (k, self._anc[k, s])
-        k, s = np.nonzero(~self._left)
-        right = (k, self._anc[k, s])
-        return left, right
-
     def estimate_size(self) -> tuple[int, int, int]:
         N, F, K, B, L, D = self.n_samples, self.n_features, self.n_classes, self.n_branch, self.n_leaves, self.depth
         U = self.usable
-        n_left = n_right = L * D // 2
-        nz_w = int((self.weight > 0).sum())
+        P = L * D // 2  # (leaf, ancestor) pairs per direction
         cols = B * F + 2 * B + N * L + L + 2 * L * K + 2 * L
-        rows = B + B + (B - 1) + N + N * L + L + n_left + n_left * N + n_right * N + L + L * K + L + L * K
-        nnz_left = n_left * (N * (U.sum() + 1) + int((self._m_left > 0).sum()))
-        nnz_right = n_right * (int((self.X_scaled[:, U] != 0).sum()) + N + int((self._m_right > 0).sum()))
+        rows = 2 * B + _skeleton_rows(self) + 2 * P * N + _class_leaf_rows(self)
+        nnz_left = P * (N * (U.sum() + 1) + int((self._m_left > 0).sum()))
+        nnz_right = P * (int((self.X_scaled[:, U] != 0).sum()) + N + int((self._m_right > 0).sum()))
         nnz = (
-            B * (F + 1) + 2 * B + 2 * (B - 1)  # split_feature, threshold_cap, split_parent
-            + N * L + 2 * N * L  # assign, leaf_used
-            + L * (int((self.count > 0).sum()) + 1)  # leaf_min_size
-            + 2 * n_left  # leaf_needs_split
-            + nnz_left + nnz_right
-            + L * (K + 1)  # leaf_label
-            + L * K + L * nz_w  # class_weight
-            + L + L * nz_w  # leaf_weight
-            + 4 * L * K  # misclassified
+            B * (F + 1) + 2 * B  # split_feature, threshold_cap
+            + _skeleton_nnz(self) + nnz_left + nnz_right + _class_leaf_nnz(self)
         )
         return int(rows), int(cols), int(nnz)
 
     # ------------------------------------------------------------------ model
     def build(self) -> ModelSpec:
-        N, F, K, B, L = self.n_samples, self.n_features, self.n_classes, self.n_branch, self.n_leaves
-        Xs, w = self.X_scaled, self.weight
-        W = self.total_weight
+        N, L = self.n_samples, self.n_leaves
         spec = ModelSpec(f"oct_depth{self.depth}")
-        a = spec.add_vars("a", (B, F), ub=np.broadcast_to(self.usable.astype(float), (B, F)), integer=True)
-        b = spec.add_vars("b", B, ub=1.0)
-        d = spec.add_vars("d", B, ub=1.0, integer=True, obj=self.alpha)
+        a, b, d = self._add_univariate_splits(spec)
         z = spec.add_vars("z", (N, L), ub=1.0, integer=True)
         l = spec.add_vars("l", L, ub=1.0, integer=True)
-        c = spec.add_vars("c", (L, K), ub=1.0, integer=True)
-        Nkt = spec.add_vars("Nkt", (L, K))
-        Nt = spec.add_vars("Nt", L)
-        Lt = spec.add_vars("Lt", L, obj=self.error_scale)
-
-        # sum_j a_mj - d_m = 0
-        spec.add_rows(
-            "split_feature", B, np.repeat(np.arange(B), F + 1),
-            np.column_stack([a, d[:, None]]).ravel(), np.tile(np.r_[np.ones(F), -1.0], B), 0.0, 0.0,
-        )
-        # b_m - d_m <= 0
-        spec.add_rows("threshold_cap", B, np.repeat(np.arange(B), 2), np.column_stack([b, d]).ravel(),
-                      np.tile([1.0, -1.0], B), -np.inf, 0.0)
-        # d_m - d_parent(m) <= 0, m = 2..B
-        child = np.arange(2, B + 1)
-        spec.add_rows("split_parent", B - 1, np.repeat(np.arange(B - 1), 2),
-                      np.column_stack([d[child - 1], d[child // 2 - 1]]).ravel(), np.tile([1.0, -1.0], B - 1),
-                      -np.inf, 0.0)
-        # sum_t z_it = 1
-        spec.add_rows("assign", N, np.repeat(np.arange(N), L), z.ravel(), np.ones(N * L), 1.0, 1.0)
-        # z_it - l_t <= 0
-        r = np.arange(N * L)
-        spec.add_rows("leaf_used", N * L, np.repeat(r, 2),
-                      np.column_stack([z.ravel(), np.tile(l, N)]).ravel(), np.tile([1.0, -1.0], N * L), -np.inf, 0.0)
-        # sum_i n_i z_it - Nmin l_t >= 0
-        spec.add_rows("leaf_min_size", L, np.r_[np.tile(np.arange(L), N), np.arange(L)],
-                      np.r_[z.ravel(), l], np.r_[np.repeat(self.count, L), np.full(L, -float(self.min_samples_leaf))],
-                      0.0, np.inf)
-        # l_t - d_m <= 0 for m in A_L(t)
-        (kl, ml), (kr, mr) = self._routing_pairs()
-        P = kl.size
-        spec.add_rows("leaf_needs_split", P, np.repeat(np.arange(P), 2),
-                      np.column_stack([l[kl], d[ml - 1]]).ravel(), np.tile([1.0, -1.0], P), -np.inf, 0.0)
-        self._add_routing(spec, "route_left", a, b, z, kl, ml, Xs + self.epsilon, self._m_left, left=True)
-        self._add_routing(spec, "route_right", a, b, z, kr, mr, Xs, self._m_right, left=False)
-        # sum_k c_tk - l_t = 0
-        spec.add_rows("leaf_label", L, np.repeat(np.arange(L), K + 1), np.column_stack([c, l[:, None]]).ravel(),
-                      np.tile(np.r_[np.ones(K), -1.0], L), 0.0, 0.0)
-        # Nkt - sum_{i: y_i = k} w_i z_it = 0   (row t*K + k)
-        rows_i = (np.arange(L)[None, :] * K + self.y[:, None]).ravel()  # (N, L) order of z
-        spec.add_rows("class_weight", L * K, np.r_[np.arange(L * K), rows_i], np.r_[Nkt.ravel(), z.ravel()],
-                      np.r_[np.ones(L * K), -np.repeat(w, L)], 0.0, 0.0)
-        # Nt - sum_i w_i z_it = 0
-        spec.add_rows("leaf_weight", L, np.r_[np.arange(L), np.tile(np.arange(L), N)], np.r_[Nt, z.ravel()],
-                      np.r_[np.ones(L), -np.repeat(w, L)], 0.0, 0.0)
-        # Lt - Nt + Nkt - W c_tk >= -W
-        tk = np.arange(L * K)
-        t_of = tk // K
-        spec.add_rows("misclassified", L * K, np.repeat(tk, 4),
-                      np.column_stack([Lt[t_of], Nt[t_of], Nkt.ravel(), c.ravel()]).ravel(),
-                      np.tile([1.0, -1.0, 1.0, -W], L * K), -W, np.inf)
+        add_skeleton_rows(self, spec, d, z, l)
+        self._add_routing_rows(spec, a, b, z)
+        add_class_leaf_rows(self, spec, z, l)
         self.spec = spec
         self.vars = {name: blk.indices for name, blk in spec.var_blocks.items()}
         return spec
+
+    def _add_univariate_splits(self, spec):
+        """Blocks ``a (B, F)``, ``b (B,)``, ``d (B,)`` (objective ``alpha d``) and their rows.
+
+        ``Σ_j a_mj = d_m`` (one usable feature per split) and ``b_m <= d_m``.
+        """
+        F, B = self.n_features, self.n_branch
+        a = spec.add_vars("a", (B, F), ub=np.broadcast_to(self.usable.astype(float), (B, F)), integer=True)
+        b = spec.add_vars("b", B, ub=1.0)
+        d = spec.add_vars("d", B, ub=1.0, integer=True, obj=self.alpha)
+        spec.add_rows("split_feature", B, np.repeat(np.arange(B), F + 1), np.column_stack([a, d[:, None]]).ravel(),
+                      np.tile(np.r_[np.ones(F), -1.0], B), 0.0, 0.0)
+        spec.add_rows("threshold_cap", B, np.repeat(np.arange(B), 2), np.column_stack([b, d]).ravel(),
+                      np.tile([1.0, -1.0], B), -np.inf, 0.0)
+        return a, b, d
+
+    def _add_routing_rows(self, spec, a, b, z) -> None:
+        """Left and right big-M routing rows of every (sample, leaf, ancestor)."""
+        (kl, ml), (kr, mr) = routing_pairs(self)
+        self._add_routing(spec, "route_left", a, b, z, kl, ml, self.X_scaled + self.epsilon, self._m_left, left=True)
+        self._add_routing(spec, "route_right", a, b, z, kr, mr, self.X_scaled, self._m_right, left=False)
 
     def _add_routing(self, spec, name, a, b, z, leaf_k, anc_m, coef, big_m, *, left):
         """Rows for every (sample, leaf, ancestor) pair of one direction.
@@ -251,30 +207,20 @@ class OCTFormulation(TreeFormulation):
         return float(self._scaled_values[j][q]) if q < vals.size else 1.0
 
     def _start_columns(self, tree) -> np.ndarray:
-        spec, v = self.spec, self.vars
-        B, L, K, N = self.n_branch, self.n_leaves, self.n_classes, self.n_samples
-        x = np.zeros(spec.n_cols)
+        x = np.zeros(self.spec.n_cols)
+        self._set_split_start(tree, x)
+        set_class_leaf_start(self, tree, x)
+        return x
+
+    def _set_split_start(self, tree, x: np.ndarray) -> None:
+        """Write ``a, b, d`` of a canonical ``tree`` into the solution vector ``x``."""
+        v = self.vars
         heap = tree.to_heap(self.depth)
         split = np.flatnonzero(heap.feature != PASS_THROUGH)
         feats = heap.feature[split]
         x[v["a"][split, feats]] = 1.0
         x[v["d"][split]] = 1.0
         x[v["b"][split]] = [self._scaled_threshold(j, t) for j, t in zip(feats, heap.threshold[split])]
-        # every sample ends in the rightmost heap leaf below its compact leaf
-        hid = self._heap_ids(tree)[tree.apply(self.X)]
-        below = self.depth - np.floor(np.log2(hid)).astype(np.int64)
-        leaf_k = ((hid + 1) << below) - 1 - L
-        x[v["z"][np.arange(N), leaf_k]] = 1.0
-        Nkt = np.zeros((L, K))
-        np.add.at(Nkt, (leaf_k, self.y), self.weight)
-        used = np.bincount(leaf_k, minlength=L) > 0
-        x[v["l"][used]] = 1.0
-        label = Nkt.argmax(axis=1)
-        x[v["c"][np.flatnonzero(used), label[used]]] = 1.0
-        x[v["Nkt"]] = Nkt
-        x[v["Nt"]] = Nkt.sum(axis=1)
-        x[v["Lt"]] = np.where(used, Nkt.sum(axis=1) - Nkt.max(axis=1), 0.0)
-        return x
 
     def _heap_from_solution(self, x) -> HeapTree:
         a = self.spec.block_values(x, "a")

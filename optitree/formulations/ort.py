@@ -45,11 +45,11 @@ import numbers
 
 import numpy as np
 
-from greedy import LEAF_FEATURE, PASS_THROUGH, TREE_LEAF, Tree
+from greedy import LEAF_FEATURE, TREE_LEAF, Tree
 
 from .._model import ModelSpec
 from .oct import OCTFormulation
-from .octh import add_skeleton_rows, routing_pairs, set_skeleton_start, _skeleton_nnz, _skeleton_rows
+from ._skeleton import _skeleton_nnz, _skeleton_rows, add_skeleton_rows, set_skeleton_start
 
 __all__ = ["ORTFormulation", "LEAF_MODELS", "LOSSES", "weighted_median", "squared_tangents"]
 
@@ -178,23 +178,14 @@ class ORTFormulation(OCTFormulation):
 
     # ------------------------------------------------------------------ model
     def build(self) -> ModelSpec:
-        N, F, B, L = self.n_samples, self.n_features, self.n_branch, self.n_leaves
+        N, L = self.n_samples, self.n_leaves
         linear = self.leaf_model == "linear"
         spec = ModelSpec(f"ort{'l' if linear else ''}_depth{self.depth}")
-        a = spec.add_vars("a", (B, F), ub=np.broadcast_to(self.usable.astype(float), (B, F)), integer=True)
-        b = spec.add_vars("b", B, ub=1.0)
-        d = spec.add_vars("d", B, ub=1.0, integer=True, obj=self.alpha)
+        a, b, d = self._add_univariate_splits(spec)
         z = spec.add_vars("z", (N, L), ub=1.0, integer=True)
         l = spec.add_vars("l", L, ub=1.0, integer=True)
-        # sum_j a_mj - d_m = 0;  b_m - d_m <= 0
-        spec.add_rows("split_feature", B, np.repeat(np.arange(B), F + 1), np.column_stack([a, d[:, None]]).ravel(),
-                      np.tile(np.r_[np.ones(F), -1.0], B), 0.0, 0.0)
-        spec.add_rows("threshold_cap", B, np.repeat(np.arange(B), 2), np.column_stack([b, d]).ravel(),
-                      np.tile([1.0, -1.0], B), -np.inf, 0.0)
         add_skeleton_rows(self, spec, d, z, l)
-        (kl, ml), (kr, mr) = routing_pairs(self)
-        self._add_routing(spec, "route_left", a, b, z, kl, ml, self.X_scaled + self.epsilon, self._m_left, left=True)
-        self._add_routing(spec, "route_right", a, b, z, kr, mr, self.X_scaled, self._m_right, left=False)
+        self._add_routing_rows(spec, a, b, z)
         self._add_leaf_loss(spec, z)
         self.spec = spec
         self.vars = {name: blk.indices for name, blk in spec.var_blocks.items()}
@@ -324,12 +315,7 @@ class ORTFormulation(OCTFormulation):
     def _start_columns(self, tree: Tree) -> np.ndarray:
         v, L = self.vars, self.n_leaves
         x = np.zeros(self.spec.n_cols)
-        heap = tree.to_heap(self.depth)
-        split = np.flatnonzero(heap.feature != PASS_THROUGH)
-        feats = heap.feature[split]
-        x[v["a"][split, feats]] = 1.0
-        x[v["d"][split]] = 1.0
-        x[v["b"][split]] = [self._scaled_threshold(j, t) for j, t in zip(feats, heap.threshold[split])]
+        self._set_split_start(tree, x)
         leaf_k = set_skeleton_start(self, tree, x)
         beta = np.full(L, self.y_min)
         beta[leaf_k] = tree.predict(self.X)  # constant leaves: one value per heap leaf
