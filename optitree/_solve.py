@@ -20,7 +20,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-__all__ = ["SolveOptions", "SolveResult", "STATUSES", "solve_highs", "solve_pyomo"]
+__all__ = ["SolveOptions", "SolveResult", "STATUSES", "relative_gap", "solve_highs", "solve_pyomo"]
 
 STATUSES = (
     "optimal",
@@ -39,6 +39,20 @@ PROGRESS_INTERVAL = 0.5
 _START_TOL = 1e-6
 _START_LOG = re.compile(r"MIP start solution is feasible, objective value is\s*(\S+)")
 _SCHEDULER_LOG = "global scheduler has already been initialized"
+
+
+def relative_gap(objective, bound):
+    """HiGHS's relative MIP gap ``|objective - bound| / |objective|``.
+
+    The one definition of ``gap`` in :class:`SolveResult`, its trace and the estimators.
+    ``objective == 0`` (where HiGHS's ratio is undefined): 0 when ``bound == 0`` too,
+    else ``math.inf`` (HiGHS's convention). None when either value is unknown (None).
+    """
+    if objective is None or bound is None:
+        return None
+    if objective == 0:
+        return 0.0 if bound == 0 else math.inf
+    return abs(objective - bound) / abs(objective)
 
 
 @dataclass
@@ -95,7 +109,10 @@ class SolveResult:
     limit stopped the search *with* a feasible solution.  ``proven_optimal`` is True only
     when the solver reports optimality and the final gap is within the requested
     ``rel_gap`` (or within HiGHS's absolute gap tolerance ``mip_abs_gap`` = 1e-6, its
-    own second stopping criterion).  ``trace`` holds dicts ``{"time", "incumbent",
+    own second stopping criterion).  ``gap`` is :func:`relative_gap` of ``objective`` and
+    ``bound`` (``math.inf`` when the objective is 0 and the bound is not; None without
+    an incumbent or a bound; :meth:`to_dict` stores ``math.inf`` as None, like every
+    non-finite value).  ``trace`` holds dicts ``{"time", "incumbent",
     "bound", "gap", "nodes", "event"}`` with event ``"start"`` (accepted MIP start),
     ``"improving"`` (new incumbent), ``"progress"`` (sampled every >= 0.5 s) and
     ``"final"``; times are seconds since the solve started.
@@ -283,7 +300,7 @@ class _Recorder:
                 "time": t,
                 "incumbent": _finite(out.objective_function_value),
                 "bound": _finite(out.mip_dual_bound),
-                "gap": _finite(out.mip_gap),
+                "gap": relative_gap(_finite(out.objective_function_value), _finite(out.mip_dual_bound)),
                 "nodes": int(out.mip_node_count),
                 "event": event,
             }
@@ -300,7 +317,7 @@ class _Recorder:
                 "time": t,
                 "incumbent": _finite(out.mip_primal_bound),
                 "bound": _finite(out.mip_dual_bound),
-                "gap": _finite(out.mip_gap),
+                "gap": relative_gap(_finite(out.mip_primal_bound), _finite(out.mip_dual_bound)),
                 "nodes": int(out.mip_node_count),
                 "event": "progress",
             }
@@ -426,10 +443,9 @@ def solve_highs(
     objective = _finite(info.objective_function_value) if has_solution else None
     if n_integer:
         bound = _finite(info.mip_dual_bound)
-        gap = _finite(info.mip_gap) if has_solution else None
     else:
         bound = objective if status == "optimal" else None
-        gap = 0.0 if status == "optimal" else None
+    gap = relative_gap(objective, bound)
     if status == "optimal" and gap is None:
         gap = 0.0
     abs_gap = None if objective is None or bound is None else abs(objective - bound)
@@ -586,13 +602,6 @@ def _complete_start(spec, start, options):
     )
     result, x = solve_highs(h, sub_options)
     return x if result.has_solution else None
-
-
-def _relative_gap(objective, bound):
-    """HiGHS's definition: |objective - bound| / max(1, |objective|)."""
-    if objective is None or bound is None:
-        return None
-    return abs(objective - bound) / max(1.0, abs(objective))
 
 
 def _run_appsi(solver, model, options, warmstart, log, solver_options):
@@ -827,7 +836,7 @@ def solve_pyomo(
         objective = None
     if status == "optimal" and bound is None:
         bound = objective
-    gap = _relative_gap(objective, bound)
+    gap = relative_gap(objective, bound)
     proven = status == "optimal" and gap is not None and (
         gap <= options.rel_gap or abs(objective - bound) <= 1e-6
     )

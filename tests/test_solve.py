@@ -9,7 +9,7 @@ import pytest
 
 from optitree import _solve
 from optitree._model import ModelSpec
-from optitree._solve import STATUSES, SolveOptions, SolveResult, solve_highs, solve_pyomo
+from optitree._solve import STATUSES, SolveOptions, SolveResult, relative_gap, solve_highs, solve_pyomo
 
 
 def assignment_spec():
@@ -127,6 +127,28 @@ def test_trace_is_monotone_and_ends_with_final():
     incumbents = [p["incumbent"] for p in trace if p["incumbent"] is not None]
     assert all(b <= a + 1e-9 for a, b in zip(incumbents, incumbents[1:]))
     assert set(p["event"] for p in trace) <= {"improving", "progress", "final"}
+
+
+def test_gap_is_highs_definition_below_unit_objective():
+    """|objective| < 1, where |obj - bound| / max(1, |obj|) would differ from HiGHS's own mip_gap."""
+    spec, _ = multi_knapsack()
+    h = spec.to_highs()
+    cost = spec.column_arrays()[0]
+    h.changeColsCost(spec.n_cols, np.arange(spec.n_cols, dtype=np.int32), cost * 1e-3)
+    h.changeObjectiveOffset(0.0)
+    result, _ = solve_highs(h, SolveOptions(node_limit=3))
+    assert result.status == "node_limit" and abs(result.objective) < 1 and result.gap > 0
+    assert result.gap == pytest.approx(h.getInfo().mip_gap, rel=1e-9)
+    assert result.trace[-1]["gap"] == result.gap
+    for point in result.trace:
+        assert point["gap"] == relative_gap(point["incumbent"], point["bound"])
+
+
+def test_relative_gap_at_zero_objective():
+    assert relative_gap(0.0, 0.0) == 0.0
+    assert relative_gap(0.0, -0.5) == math.inf
+    assert relative_gap(-0.5, -1.0) == pytest.approx(1.0)
+    assert relative_gap(None, 0.0) is None and relative_gap(1.0, None) is None
 
 
 def test_accepted_start_is_the_first_incumbent():
