@@ -2,38 +2,22 @@
 
 from __future__ import annotations
 
-import math
 import numbers
-import time
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils import check_random_state
+from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
-
-from ._model import check_size
-from ._solve import SolveOptions, solve_highs, solve_pyomo
-from ._warmstart import fit_cart, solution_violation, tree_from_init
-from .formulations import FORMULATIONS, InfeasibleStartError
+from ._estimator import _OptimalTreeBase
+from ._warmstart import fit_cart
+from .formulations import FORMULATIONS
 
 __all__ = ["OptimalTreeClassifier"]
 
-_REL_TOL = 1e-6
 
-
-def _gap(objective: float, bound: float | None) -> float | None:
-    """HiGHS's relative gap ``|objective - bound| / |objective|`` (0 when both are 0)."""
-    if bound is None:
-        return None
-    if objective == 0:
-        return 0.0 if abs(bound) <= 1e-9 else math.inf
-    return abs(objective - bound) / abs(objective)
-
-
-class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
+class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
     """Depth-bounded optimal classification tree by mixed-integer programming.
 
     The tree minimises, on the training data,
@@ -132,22 +116,12 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
     1.0
     """
 
+    _task = "classification"
+    _size_hint = "use max_thresholds (flow), fewer samples or features, or a lower max_depth"
     _parameter_constraints: dict = {
-        "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
+        **_OptimalTreeBase._parameter_constraints,
         "formulation": [StrOptions(set(FORMULATIONS))],
-        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
-        "min_samples_leaf": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_thresholds": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "time_limit": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "rel_gap": [Interval(numbers.Real, 0, None, closed="left")],
-        "threads": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
-        "init": "no_validation",  # "cart", None, a Tree or a fitted estimator: checked in fit
-        "solver": [str],
-        "constraints": [callable, None],
-        "node_limit": [Interval(numbers.Integral, 0, None, closed="left"), None],
-        "memory_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -184,9 +158,6 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         self.memory_budget = memory_budget
         self.verbose = verbose
 
-    def __sklearn_is_fitted__(self):
-        return hasattr(self, "tree_")
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Solve the MIP for the training data.
@@ -204,7 +175,6 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        solver_name = self._check_solver()
         if self.max_thresholds is not None and self.formulation != "flow":
             raise ValueError(f"max_thresholds applies to formulation='flow' only, got formulation={self.formulation!r}")
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -212,129 +182,22 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         classes, y_enc = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes in y, got 1 class ({classes[0]!r})")
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        seed = self._seed()
-
-        kwargs = {"max_thresholds": self.max_thresholds} if self.formulation == "flow" else {}
-        form = FORMULATIONS[self.formulation](
-            X, y_enc, depth=self.max_depth, n_classes=classes.size, alpha=self.alpha,
-            min_samples_leaf=self.min_samples_leaf, sample_weight=sample_weight, **kwargs,
-        )
-        n_rows, n_cols, nnz = form.estimate_size()
-        budget = None if self.memory_budget is None else int(self.memory_budget)
-        check_size(n_rows, n_cols, nnz, budget,
-                   hint="use max_thresholds (flow), fewer samples or features, or a lower max_depth")
-        t0 = time.perf_counter()
-        spec = form.build()
-        if self.constraints is not None:
-            from ._pyomo_bridge import apply_user_constraints
-
-            apply_user_constraints(spec, self.constraints)
-        build_time = time.perf_counter() - t0
-
-        start_tree, start, source, notes = self._start(form, spec, X, y_enc, sample_weight, seed)
-        start_objective = None if start_tree is None else form.objective_of_tree(start_tree)
-        options = SolveOptions(
-            time_limit=None if self.time_limit is None else float(self.time_limit),
-            rel_gap=float(self.rel_gap), threads=int(self.threads), random_seed=seed,
-            node_limit=self.node_limit, verbose=bool(self.verbose),
-        )
-        common = dict(start=start, start_source=source, start_objective=start_objective, build_time=build_time)
-        if solver_name == "highs":
-            result, x = solve_highs(spec.to_highs(verbose=bool(self.verbose)), options, **common)
-        else:
-            result, x = solve_pyomo(spec, solver_name, options, **common)
-        if start is None and source is not None:
-            result.start_source, result.start_objective = source, start_objective
-
-        tree = None if x is None else form.decode(spec, x)
-        objective = None if tree is None else form.objective_of_tree(tree)
-        if start is not None and (
-            tree is None or objective > start_objective + _REL_TOL * max(1.0, abs(start_objective))
-        ):
-            found = "no solution" if tree is None else f"nothing better (objective {objective:.10g})"
-            notes.append(f"the solver found {found} than the start ({start_objective:.10g}); returning the start tree")
-            tree, objective = start_tree, start_objective
-            if result.status.endswith("_no_solution"):
-                result.status = result.status[: -len("_no_solution")]
-        if tree is None:
-            self._set_result(result, notes)
-            if result.status == "infeasible":
-                n_modelled = int(form.count.sum())
-                reason = (
-                    f"min_samples_leaf={self.min_samples_leaf} exceeds the {n_modelled} positive-weight "
-                    "training samples" if self.min_samples_leaf > n_modelled
-                    else "the user constraints cannot be met"
-                )
-                raise ValueError(f"no tree satisfies the model (result_.status == 'infeasible'): {reason}")
-            raise RuntimeError(
-                f"the solver returned no tree (status {result.status!r}); raise time_limit/node_limit or "
-                f"give a start (init). {result.message}"
-            )
-        if result.objective is None or abs(objective - result.objective) > _REL_TOL * max(1.0, abs(objective)):
-            if result.objective is not None:
-                notes.append(
-                    f"objective {result.objective:.10g} reported by the solver; {objective:.10g} recomputed for tree_"
-                )
-                if objective > result.objective:
-                    result.proven_optimal = False
-            result.gap = _gap(objective, result.bound)
-        result.objective = objective
-        self.tree_ = tree
+        self._solve(X, y_enc, sample_weight)
         self.classes_ = classes
-        self.init_tree_ = start_tree
-        self._set_result(result, notes)
         return self
 
-    # ------------------------------------------------------------------ fit helpers
-    def _check_solver(self) -> str:
-        if self.solver == "highs":
-            return "highs"
-        if self.solver.startswith("pyomo:") and len(self.solver) > len("pyomo:"):
-            return self.solver[len("pyomo:"):]
-        raise ValueError(f"solver must be 'highs' or 'pyomo:<solver name>', got {self.solver!r}")
+    def _formulation(self, X, y_enc, sample_weight):
+        kwargs = {"max_thresholds": self.max_thresholds} if self.formulation == "flow" else {}
+        return FORMULATIONS[self.formulation](
+            X, y_enc, depth=self.max_depth, n_classes=int(y_enc.max()) + 1, alpha=self.alpha,
+            min_samples_leaf=self.min_samples_leaf, sample_weight=sample_weight, **kwargs,
+        )
 
-    def _seed(self) -> int:
-        if isinstance(self.random_state, numbers.Integral):
-            return int(self.random_state) % (2**31 - 1)
-        return int(check_random_state(self.random_state).randint(2**31 - 1))
-
-    def _start(self, form, spec, X, y_enc, sample_weight, seed):
-        """Start tree, sparse start, source label and notes; (None, None, source|None, notes) without a start."""
-        notes: list[str] = []
-        if self.init is None:
-            return None, None, None, notes
-        if isinstance(self.init, str):
-            if self.init != "cart":
-                raise ValueError(f"init must be 'cart', None, a greedy.Tree or a fitted estimator, got {self.init!r}")
-            tree = fit_cart(X, y_enc, sample_weight, max_depth=self.max_depth,
-                            min_samples_leaf=self.min_samples_leaf, random_state=seed)
-            source = "cart"
-        else:
-            tree, source = tree_from_init(self.init, X.shape[1], self.max_depth)
-        tree, note = form.prepare_start(tree)
-        if note:
-            notes.append(f"start: {note}")
-        try:
-            x0 = form.start_vector(tree)
-        except InfeasibleStartError as exc:
-            notes.append(f"start not used: {exc}")
-            return None, None, source, notes
-        why = solution_violation(spec, x0)
-        if why is not None:
-            notes.append(f"start not used: it violates the model ({why})")
-            return None, None, source, notes
-        return tree, form.discrete_start(x0), source, notes
-
-    def _set_result(self, result, notes):
-        result.message = "; ".join(filter(None, [result.message, *notes]))
-        self.result_ = result
+    def _fit_cart(self, X, y_enc, sample_weight, seed):
+        return fit_cart(X, y_enc, sample_weight, max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+                        random_state=seed)
 
     # ------------------------------------------------------------------ prediction
-    def _validate_X_predict(self, X):
-        check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float64)
-
     def predict_proba(self, X):
         """Class probabilities: the training class distribution of each sample's leaf."""
         X = self._validate_X_predict(X)
@@ -344,23 +207,3 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         """Predicted class labels."""
         proba = self.predict_proba(X)
         return self.classes_[proba.argmax(axis=1)]
-
-    def apply(self, X):
-        """Index (in ``tree_``) of the leaf each sample reaches."""
-        X = self._validate_X_predict(X)
-        return self.tree_.apply(X)
-
-    def decision_path(self, X):
-        """CSR indicator matrix (n_samples, n_nodes) of the nodes each sample passes through."""
-        X = self._validate_X_predict(X)
-        return self.tree_.decision_path(X)
-
-    def get_depth(self) -> int:
-        """Depth of the fitted tree."""
-        check_is_fitted(self)
-        return self.tree_.max_depth
-
-    def get_n_leaves(self) -> int:
-        """Number of leaves of the fitted tree."""
-        check_is_fitted(self)
-        return self.tree_.n_leaves

@@ -3,29 +3,23 @@
 from __future__ import annotations
 
 import numbers
-import time
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, validate_data
+from sklearn.utils.validation import validate_data
 
-from greedy import CARTRegressor, Tree
+from greedy import CARTRegressor
 
-from ._classifier import OptimalTreeClassifier, _gap
-from ._model import check_size
-from ._solve import SolveOptions, solve_highs, solve_pyomo
-from ._warmstart import solution_violation
-from .formulations import InfeasibleStartError
+from ._estimator import _OptimalTreeBase
 from .formulations.ort import LEAF_MODELS, LOSSES, ORTFormulation
 
 __all__ = ["OptimalTreeRegressor"]
 
-_REL_TOL = 1e-6
 _CRITERION = {"absolute": "absolute_error", "squared": "squared_error"}
 
 
-class OptimalTreeRegressor(RegressorMixin, BaseEstimator):
+class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     """Depth-bounded optimal regression tree by mixed-integer programming (ORT / ORT-L).
 
     The tree minimises, on the training data,
@@ -124,25 +118,14 @@ class OptimalTreeRegressor(RegressorMixin, BaseEstimator):
     True
     """
 
+    _task = "regression"
     _parameter_constraints: dict = {
-        "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
+        **_OptimalTreeBase._parameter_constraints,
         "formulation": [StrOptions({"ort"})],
         "leaf_model": [StrOptions(set(LEAF_MODELS))],
         "loss": [StrOptions(set(LOSSES))],
-        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
-        "min_samples_leaf": [Interval(numbers.Integral, 1, None, closed="left")],
         "coef_budget": [Interval(numbers.Real, 0, None, closed="neither")],
         "leaf_alpha": [Interval(numbers.Real, 0, None, closed="left")],
-        "time_limit": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "rel_gap": [Interval(numbers.Real, 0, None, closed="left")],
-        "threads": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
-        "init": "no_validation",  # "cart", None, a Tree or a fitted estimator: checked in fit
-        "solver": [str],
-        "constraints": [callable, None],
-        "node_limit": [Interval(numbers.Integral, 0, None, closed="left"), None],
-        "memory_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -185,17 +168,6 @@ class OptimalTreeRegressor(RegressorMixin, BaseEstimator):
         self.memory_budget = memory_budget
         self.verbose = verbose
 
-    # solver choice, seeding, result notes and the tree accessors work exactly as in the classifier
-    __sklearn_is_fitted__ = OptimalTreeClassifier.__sklearn_is_fitted__
-    _check_solver = OptimalTreeClassifier._check_solver
-    _seed = OptimalTreeClassifier._seed
-    _set_result = OptimalTreeClassifier._set_result
-    _validate_X_predict = OptimalTreeClassifier._validate_X_predict
-    apply = OptimalTreeClassifier.apply
-    decision_path = OptimalTreeClassifier.decision_path
-    get_depth = OptimalTreeClassifier.get_depth
-    get_n_leaves = OptimalTreeClassifier.get_n_leaves
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Solve the MIP for the training data.
@@ -213,108 +185,18 @@ class OptimalTreeRegressor(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        solver_name = self._check_solver()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        seed = self._seed()
-        form = ORTFormulation(
+        self._solve(X, y, sample_weight)
+        return self
+
+    def _formulation(self, X, y, sample_weight):
+        return ORTFormulation(
             X, y, depth=self.max_depth, leaf_model=self.leaf_model, loss=self.loss, coef_budget=self.coef_budget,
             leaf_alpha=self.leaf_alpha, alpha=self.alpha, min_samples_leaf=self.min_samples_leaf,
             sample_weight=sample_weight,
         )
-        n_rows, n_cols, nnz = form.estimate_size()
-        budget = None if self.memory_budget is None else int(self.memory_budget)
-        check_size(n_rows, n_cols, nnz, budget, hint="use fewer samples or features, or a lower max_depth")
-        t0 = time.perf_counter()
-        spec = form.build()
-        if self.constraints is not None:
-            from ._pyomo_bridge import apply_user_constraints
 
-            apply_user_constraints(spec, self.constraints)
-        build_time = time.perf_counter() - t0
-
-        start_tree, start, source, notes = self._start(form, spec, X, y, sample_weight, seed)
-        start_objective = None if start_tree is None else form.objective_of_tree(start_tree)
-        options = SolveOptions(
-            time_limit=None if self.time_limit is None else float(self.time_limit),
-            rel_gap=float(self.rel_gap), threads=int(self.threads), random_seed=seed,
-            node_limit=self.node_limit, verbose=bool(self.verbose),
-        )
-        common = dict(start=start, start_source=source, start_objective=start_objective, build_time=build_time)
-        if solver_name == "highs":
-            result, x = solve_highs(spec.to_highs(verbose=bool(self.verbose)), options, **common)
-        else:
-            result, x = solve_pyomo(spec, solver_name, options, **common)
-        if start is None and source is not None:
-            result.start_source, result.start_objective = source, start_objective
-        if self.loss == "squared":
-            notes.append("squared error solved through a piecewise-linear outer approximation (HiGHS has no MIQP): "
-                         "objective is the exact squared error of tree_, bound the approximation's lower bound")
-
-        tree = None if x is None else form.decode(spec, x)
-        objective = None if tree is None else form.objective_of_tree(tree)
-        if start is not None and (
-            tree is None or objective > start_objective + _REL_TOL * max(1.0, abs(start_objective))
-        ):
-            found = "no solution" if tree is None else f"nothing better (objective {objective:.10g})"
-            notes.append(f"the solver found {found} than the start ({start_objective:.10g}); returning the start tree")
-            tree, objective = start_tree, start_objective
-            if result.status.endswith("_no_solution"):
-                result.status = result.status[: -len("_no_solution")]
-        if tree is None:
-            self._set_result(result, notes)
-            if result.status == "infeasible":
-                n_modelled = int(form.count.sum())
-                reason = (
-                    f"min_samples_leaf={self.min_samples_leaf} exceeds the {n_modelled} positive-weight "
-                    "training samples" if self.min_samples_leaf > n_modelled
-                    else "the user constraints cannot be met"
-                )
-                raise ValueError(f"no tree satisfies the model (result_.status == 'infeasible'): {reason}")
-            raise RuntimeError(
-                f"the solver returned no tree (status {result.status!r}); raise time_limit/node_limit or "
-                f"give a start (init). {result.message}"
-            )
-        if result.objective is None or abs(objective - result.objective) > _REL_TOL * max(1.0, abs(objective)):
-            if result.objective is not None:
-                notes.append(
-                    f"objective {result.objective:.10g} reported by the solver; {objective:.10g} recomputed for tree_"
-                )
-                if objective > result.objective:
-                    result.proven_optimal = False
-            result.gap = _gap(objective, result.bound)
-        result.objective = objective
-        self.tree_ = tree
-        self.init_tree_ = start_tree
-        self._set_result(result, notes)
-        return self
-
-    def _start(self, form, spec, X, y, sample_weight, seed):
-        """Start tree, sparse start, source label and notes; (None, None, source|None, notes) without a start."""
-        notes: list[str] = []
-        if self.init is None:
-            return None, None, None, notes
-        if isinstance(self.init, str):
-            if self.init != "cart":
-                raise ValueError(f"init must be 'cart', None, a greedy.Tree or a fitted estimator, got {self.init!r}")
-            tree, source = self._fit_cart(X, y, sample_weight, seed), "cart"
-        else:
-            tree, source = self._init_tree(X.shape[1])
-        tree, note = form.prepare_start(tree)
-        if note:
-            notes.append(f"start: {note}")
-        try:
-            x0 = form.start_vector(tree)
-        except InfeasibleStartError as exc:
-            notes.append(f"start not used: {exc}")
-            return None, None, source, notes
-        why = solution_violation(spec, x0)
-        if why is not None:
-            notes.append(f"start not used: it violates the model ({why})")
-            return None, None, source, notes
-        return tree, form.discrete_start(x0), source, notes
-
-    def _fit_cart(self, X, y, sample_weight, seed) -> Tree:
+    def _fit_cart(self, X, y, sample_weight, seed):
         """Greedy CART regressor of ``max_depth`` (criterion of ``loss``, same ``min_samples_leaf``)."""
         est = CARTRegressor(
             criterion=_CRITERION[self.loss], max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
@@ -322,29 +204,11 @@ class OptimalTreeRegressor(RegressorMixin, BaseEstimator):
         )
         return est.fit(X, y, sample_weight=sample_weight).tree_
 
-    def _init_tree(self, n_features: int) -> tuple[Tree, str]:
-        """The regression start tree given as ``init`` and its source label ("user" / "previous-depth")."""
-        init, source = self.init, "user"
-        if isinstance(init, Tree):
-            tree = init
-        elif hasattr(init, "fit") and hasattr(init, "predict"):
-            fitted = getattr(init, "tree_", None)
-            if fitted is None:
-                raise ValueError(f"init estimator {type(init).__name__} is not fitted (it has no tree_)")
-            tree = fitted if isinstance(fitted, Tree) else Tree.from_sklearn(init)
-            if isinstance(init, OptimalTreeRegressor) and tree.max_depth < self.max_depth:
-                source = "previous-depth"
-        else:
-            raise TypeError(
-                f"init must be 'cart', None, a greedy.Tree or a fitted tree estimator, got {type(init).__name__}"
-            )
-        if tree.task != "regression":
-            raise ValueError("init must be a regression tree")
-        if tree.n_features != n_features:
-            raise ValueError(f"init tree has {tree.n_features} features, X has {n_features}")
-        if tree.max_depth > self.max_depth:
-            raise ValueError(f"init tree has depth {tree.max_depth} > max_depth={self.max_depth}")
-        return tree, source
+    def _solve_notes(self) -> list[str]:
+        if self.loss == "squared":
+            return ["squared error solved through a piecewise-linear outer approximation (HiGHS has no MIQP): "
+                    "objective is the exact squared error of tree_, bound the approximation's lower bound"]
+        return []
 
     def predict(self, X):
         """Predicted targets."""

@@ -27,20 +27,28 @@ def fit_cart(X, y, sample_weight, *, max_depth: int, min_samples_leaf: int, rand
     return est.tree_
 
 
-def tree_from_init(init, n_features: int, max_depth: int) -> tuple[Tree, str]:
+def tree_from_init(
+    init, n_features: int, max_depth: int, *, task: str = "classification", previous_depth_class=None,
+) -> tuple[Tree, str]:
     """The start tree described by ``init`` (not ``"cart"``/None) and its source label.
 
     Parameters
     ----------
     init : greedy.Tree or fitted estimator
         A tree, or a fitted estimator whose ``tree_`` is a :class:`greedy.Tree` or a
-        scikit-learn tree (``DecisionTreeClassifier``).
+        scikit-learn tree (``DecisionTreeClassifier`` / ``DecisionTreeRegressor``).
+    n_features, max_depth : int
+        What the tree must fit.
+    task : {"classification", "regression"}, default="classification"
+        The task the tree must have.
+    previous_depth_class : type or None
+        Estimator class whose fitted instances of smaller depth are labelled
+        "previous-depth" (the calling optimal tree estimator's class).
 
     Returns
     -------
     tree : greedy.Tree
     source : {"user", "previous-depth"}
-        "previous-depth" for a fitted optimal tree estimator of smaller depth.
     """
     source = "user"
     if isinstance(init, Tree):
@@ -50,15 +58,15 @@ def tree_from_init(init, n_features: int, max_depth: int) -> tuple[Tree, str]:
         if fitted is None:
             raise ValueError(f"init estimator {type(init).__name__} is not fitted (it has no tree_)")
         tree = fitted if isinstance(fitted, Tree) else Tree.from_sklearn(init)
-        if type(init).__name__ == "OptimalTreeClassifier" and tree.max_depth < max_depth:
+        if previous_depth_class is not None and isinstance(init, previous_depth_class) and tree.max_depth < max_depth:
             source = "previous-depth"
     else:
         raise TypeError(
             "init must be 'cart', None, a greedy.Tree or a fitted tree estimator, "
             f"got {type(init).__name__}"
         )
-    if tree.task != "classification":
-        raise ValueError("init must be a classification tree")
+    if tree.task != task:
+        raise ValueError(f"init must be a {task} tree")
     if tree.n_features != n_features:
         raise ValueError(f"init tree has {tree.n_features} features, X has {n_features}")
     if tree.max_depth > max_depth:

@@ -5,7 +5,7 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-import optitree._classifier as classifier_module
+import optitree._estimator as estimator_module
 from greedy import Tree
 from optitree import OptimalTreeClassifier
 from optitree._model import ModelTooLargeError
@@ -162,14 +162,14 @@ def test_warm_start_never_worse_with_node_limit(formulation):
 
 
 def test_start_returned_when_the_solver_finds_nothing(monkeypatch):
-    real = classifier_module.solve_highs
+    real = estimator_module.solve_highs
 
     def no_solution(highs, options, **kwargs):
         result, _ = real(highs, options, **kwargs)
         result.status, result.objective, result.gap = "time_limit_no_solution", None, None
         return result, None
 
-    monkeypatch.setattr(classifier_module, "solve_highs", no_solution)
+    monkeypatch.setattr(estimator_module, "solve_highs", no_solution)
     X, y = noisy_data(n=20)
     clf = OptimalTreeClassifier(max_depth=2, node_limit=1, time_limit=10).fit(X, y)
     assert "returning the start tree" in clf.result_.message
