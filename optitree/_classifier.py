@@ -88,6 +88,10 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         Solve statistics. ``result_.objective`` is always the objective of ``tree_``
         recomputed from the data; a difference from the solver's value (or a fallback
         to the start tree) is explained in ``result_.message``.
+        ``result_.bound`` is a valid lower bound: the solver's dual bound, raised to 0
+        when below (every objective term is non-negative; a solver stopped before its
+        root LP can report far less — noted in ``result_.message``), and
+        ``result_.gap`` is HiGHS's ``|objective - bound| / |objective|`` of these two.
     init_tree_ : greedy.Tree or None
         The start given to the solver (canonical on the training data and pruned for
         ``alpha``), None without a start.

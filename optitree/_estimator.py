@@ -2,8 +2,10 @@
 
 ``fit`` of both estimators is one pipeline: validate → formulation → size check →
 build (+ user constraints) → start tree → solve (HiGHS or Pyomo) → decode, or fall
-back to the start → ``result_``, whose ``gap`` is :func:`~optitree._solve.relative_gap`
-of the reported (recomputed) objective and the bound. Subclasses supply what differs through small hooks: target validation and
+back to the start → ``result_``. ``result_.bound`` is raised to the formulation's
+``objective_lower_bound`` (the objective is a sum of non-negative terms) and
+``result_.gap`` is :func:`~optitree._solve.relative_gap` of the reported objective and
+bound. Subclasses supply what differs through small hooks: target validation and
 encoding (in their ``fit``), the formulation (:meth:`_OptimalTreeBase._formulation`),
 the greedy start (:meth:`_OptimalTreeBase._fit_cart`) and extra result notes
 (:meth:`_OptimalTreeBase._solve_notes`).
@@ -22,7 +24,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ._model import check_size
-from ._solve import SolveOptions, relative_gap, solve_highs, solve_pyomo
+from ._solve import SolveOptions, solve_highs, solve_pyomo
 from ._warmstart import solution_violation, tree_from_init
 from .formulations import InfeasibleStartError
 
@@ -139,7 +141,11 @@ class _OptimalTreeBase(BaseEstimator, metaclass=ABCMeta):
                 if objective > result.objective:
                     result.proven_optimal = False
         result.objective = objective
-        result.gap = relative_gap(objective, result.bound)
+        solver_bound = result.bound
+        if result.apply_lower_bound(form.objective_lower_bound):
+            shown = "none" if solver_bound is None else f"{solver_bound:.10g}"
+            notes.append(f"bound raised to the objective's lower bound {form.objective_lower_bound:g} "
+                         f"(solver bound {shown})")
         self.tree_ = tree
         self.init_tree_ = start_tree
         self._set_result(result, notes)

@@ -104,6 +104,10 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         Solve statistics; ``result_.objective`` is the objective of ``tree_``
         recomputed from the data (differences from the solver's value are explained in
         ``result_.message``).
+        ``result_.bound`` is a valid lower bound: the solver's dual bound, raised to 0
+        when below (every objective term is non-negative; a solver stopped before its
+        root LP can report far less — noted in ``result_.message``), and
+        ``result_.gap`` is HiGHS's ``|objective - bound| / |objective|`` of these two.
     init_tree_ : greedy.Tree or None
         The start given to the solver (canonical on the training data), None without.
 

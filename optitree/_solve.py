@@ -112,7 +112,11 @@ class SolveResult:
     own second stopping criterion).  ``gap`` is :func:`relative_gap` of ``objective`` and
     ``bound`` (``math.inf`` when the objective is 0 and the bound is not; None without
     an incumbent or a bound; :meth:`to_dict` stores ``math.inf`` as None, like every
-    non-finite value).  ``trace`` holds dicts ``{"time", "incumbent",
+    non-finite value).  ``bound`` is a valid lower bound on the optimum: the solver's
+    dual bound, raised by :meth:`apply_lower_bound` to a bound known from the model
+    (the estimators pass their formulation's ``objective_lower_bound``, 0, since
+    a solver stopped before its root LP can report a dual bound far below it).
+    ``trace`` holds dicts ``{"time", "incumbent",
     "bound", "gap", "nodes", "event"}`` with event ``"start"`` (accepted MIP start),
     ``"improving"`` (new incumbent), ``"progress"`` (sampled every >= 0.5 s) and
     ``"final"``; times are seconds since the solve started.
@@ -142,6 +146,24 @@ class SolveResult:
     def __post_init__(self):
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+
+    def apply_lower_bound(self, lower_bound: float) -> bool:
+        """Raise ``bound`` and every trace bound to at least ``lower_bound`` (a valid bound known a priori).
+
+        A missing bound (None) becomes ``lower_bound``. Every gap (result and trace) is
+        recomputed with :func:`relative_gap` from its incumbent and the new bound.
+        Returns whether the result's ``bound`` was raised.
+        """
+        def raised(bound):
+            return lower_bound if bound is None else max(bound, lower_bound)
+
+        for point in self.trace:
+            point["bound"] = raised(point["bound"])
+            point["gap"] = relative_gap(point["incumbent"], point["bound"])
+        changed = self.bound is None or self.bound < lower_bound
+        self.bound = raised(self.bound)
+        self.gap = relative_gap(self.objective, self.bound)
+        return changed
 
     @property
     def has_solution(self) -> bool:

@@ -181,6 +181,28 @@ def test_start_returned_when_the_solver_finds_nothing(monkeypatch):
     assert r.gap == pytest.approx(abs(r.objective - r.bound) / r.objective)  # HiGHS's definition
 
 
+def test_negative_solver_bound_is_raised_to_the_objective_lower_bound(monkeypatch):
+    """A solver stopped before its root LP can report a dual bound far below 0; every objective is >= 0."""
+    real = estimator_module.solve_highs
+
+    def weak_bound(highs, options, **kwargs):
+        result, x = real(highs, options, **kwargs)
+        result.bound = -50.0
+        for point in result.trace:
+            point["bound"] = -50.0
+        return result, x
+
+    monkeypatch.setattr(estimator_module, "solve_highs", weak_bound)
+    X, y = noisy_data(n=20)
+    r = OptimalTreeClassifier(max_depth=2, node_limit=1, time_limit=10).fit(X, y).result_
+    assert r.objective > 0
+    assert r.bound == 0.0
+    assert r.gap == pytest.approx(1.0)  # HiGHS's |objective - 0| / |objective|
+    assert [p["bound"] for p in r.trace] == [0.0] * len(r.trace)
+    assert all(p["gap"] == pytest.approx(1.0) for p in r.trace if p["incumbent"])
+    assert "bound raised" in r.message and "solver bound -50" in r.message
+
+
 def test_init_sources():
     X, y = noisy_data(n=20)
     d1 = OptimalTreeClassifier(max_depth=1, formulation="oct", time_limit=None).fit(X, y)

@@ -103,6 +103,10 @@ class TreeFormulation(ABC):
     """
 
     name = "base"
+    #: A valid lower bound on the model's objective: every term (weighted errors or
+    #: losses, penalties) is non-negative. The estimators report
+    #: ``max(solver bound, objective_lower_bound)`` as ``result_.bound``.
+    objective_lower_bound = 0.0
 
     def __init__(
         self,
