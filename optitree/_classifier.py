@@ -47,6 +47,14 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         "flow" only. None: every midpoint between consecutive distinct values (exact).
         An int: at most that many quantile thresholds per feature (an approximation —
         the tree is optimal over those thresholds only).
+    feature_scaling : {"minmax", "rank"}, default="minmax"
+        "oct" only: how features are mapped to ``[0, 1]`` in the model. "minmax":
+        linear scaling. "rank": each value becomes its rank among the feature's
+        distinct values over (their number - 1) — the same training partitions and
+        trees, but every per-feature gap ``ε_j >= 1 / (n_values - 1)``; use it when
+        min-max gaps fall near the solver's feasibility tolerance (the formulation
+        warns then). "flow" (binarized thresholds) and "oct-h"
+        (hyperplanes over linearly scaled features) raise ValueError for "rank".
     time_limit : float or None, default=60.0
         Solver time limit in seconds.
     rel_gap : float, default=0.0
@@ -126,6 +134,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         **_OptimalTreeBase._parameter_constraints,
         "formulation": [StrOptions(set(FORMULATIONS))],
         "max_thresholds": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "feature_scaling": [StrOptions({"minmax", "rank"})],
     }
 
     def __init__(
@@ -135,6 +144,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         alpha=0.0,
         min_samples_leaf=1,
         max_thresholds=None,
+        feature_scaling="minmax",
         time_limit=60.0,
         rel_gap=0.0,
         threads=1,
@@ -151,6 +161,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         self.alpha = alpha
         self.min_samples_leaf = min_samples_leaf
         self.max_thresholds = max_thresholds
+        self.feature_scaling = feature_scaling
         self.time_limit = time_limit
         self.rel_gap = rel_gap
         self.threads = threads
@@ -181,6 +192,11 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         """
         if self.max_thresholds is not None and self.formulation != "flow":
             raise ValueError(f"max_thresholds applies to formulation='flow' only, got formulation={self.formulation!r}")
+        if self.feature_scaling != "minmax" and self.formulation != "oct":
+            raise ValueError(
+                f"feature_scaling={self.feature_scaling!r} applies to formulation='oct' only, "
+                f"got formulation={self.formulation!r}"
+            )
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
@@ -191,7 +207,9 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         return self
 
     def _formulation(self, X, y_enc, sample_weight):
-        kwargs = {"max_thresholds": self.max_thresholds} if self.formulation == "flow" else {}
+        kwargs = {
+            "flow": {"max_thresholds": self.max_thresholds}, "oct": {"feature_scaling": self.feature_scaling},
+        }.get(self.formulation, {})
         return FORMULATIONS[self.formulation](
             X, y_enc, depth=self.max_depth, n_classes=int(y_enc.max()) + 1, alpha=self.alpha,
             min_samples_leaf=self.min_samples_leaf, sample_weight=sample_weight, **kwargs,

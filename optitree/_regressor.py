@@ -62,6 +62,13 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         the MIP (its big-M grows with the budget).
     leaf_alpha : float, default=0.0
         ORT-L: objective penalty per unit of that L1 norm (a lasso on the leaves).
+    feature_scaling : {"minmax", "rank"}, default="minmax"
+        Splits only: how features are mapped to ``[0, 1]`` in the model. "minmax":
+        linear scaling. "rank": each value becomes its rank among the feature's
+        distinct values over (their number - 1) — the same training partitions and
+        trees, but every per-feature gap ``ε_j >= 1 / (n_values - 1)``; use it when
+        min-max gaps fall near the solver's feasibility tolerance (the formulation
+        warns then). Linear leaves always use min-max scaled features.
     time_limit : float or None, default=60.0
         Solver time limit in seconds.
     rel_gap : float, default=0.0
@@ -130,6 +137,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         "loss": [StrOptions(set(LOSSES))],
         "coef_budget": [Interval(numbers.Real, 0, None, closed="neither")],
         "leaf_alpha": [Interval(numbers.Real, 0, None, closed="left")],
+        "feature_scaling": [StrOptions({"minmax", "rank"})],
     }
 
     def __init__(
@@ -142,6 +150,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         min_samples_leaf=1,
         coef_budget=2.0,
         leaf_alpha=0.0,
+        feature_scaling="minmax",
         time_limit=60.0,
         rel_gap=0.0,
         threads=1,
@@ -161,6 +170,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         self.min_samples_leaf = min_samples_leaf
         self.coef_budget = coef_budget
         self.leaf_alpha = leaf_alpha
+        self.feature_scaling = feature_scaling
         self.time_limit = time_limit
         self.rel_gap = rel_gap
         self.threads = threads
@@ -197,7 +207,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         return ORTFormulation(
             X, y, depth=self.max_depth, leaf_model=self.leaf_model, loss=self.loss, coef_budget=self.coef_budget,
             leaf_alpha=self.leaf_alpha, alpha=self.alpha, min_samples_leaf=self.min_samples_leaf,
-            sample_weight=sample_weight,
+            sample_weight=sample_weight, feature_scaling=self.feature_scaling,
         )
 
     def _fit_cart(self, X, y, sample_weight, seed):

@@ -245,8 +245,27 @@ def test_bad_input():
         OptimalTreeClassifier(max_depth=1, solver="pyomo:no_such_solver").fit(X, y)
     with pytest.raises(ValueError, match="max_thresholds applies"):
         OptimalTreeClassifier(formulation="oct", max_thresholds=4).fit(X, y)
+    for formulation in ("flow", "oct-h"):
+        with pytest.raises(ValueError, match="feature_scaling='rank' applies to formulation='oct' only"):
+            OptimalTreeClassifier(formulation=formulation, feature_scaling="rank").fit(X, y)
     with pytest.raises(ModelTooLargeError, match="max_thresholds"):
         OptimalTreeClassifier(memory_budget=1000).fit(X, y)
+
+
+def test_rank_scaling_gives_the_same_optimum():
+    """OCT's rank scaling models the same partitions as min-max: same proven optimum."""
+    rng = np.random.RandomState(1)
+    X = rng.rand(24, 2).round(2)
+    y = (X[:, 0] * 3).astype(int)
+    flip = rng.rand(24) < 0.25
+    y[flip] = rng.randint(0, 3, flip.sum())
+    fits = [
+        OptimalTreeClassifier(max_depth=2, formulation="oct", feature_scaling=s, time_limit=None).fit(X, y)
+        for s in ("minmax", "rank")
+    ]
+    assert all(f.result_.proven_optimal for f in fits)
+    assert fits[1].result_.objective == pytest.approx(fits[0].result_.objective, abs=1e-9)
+    assert fits[1].result_.objective == pytest.approx(numpy_objective(fits[1], X, y), rel=1e-9)
 
 
 @pytest.mark.parametrize("formulation", ["flow", "oct"])

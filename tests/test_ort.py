@@ -256,3 +256,23 @@ def test_cart_start_vectors_satisfy_every_row_and_price_like_the_tree(params):
             assert exact * (1 - ((1.2 - 1) / (1.2 + 1)) ** 2) - floor <= priced <= exact + 1e-9
         else:
             assert priced == pytest.approx(exact, abs=1e-9)
+
+
+@pytest.mark.parametrize("feature_scaling", ["minmax", "rank"])
+def test_feature_scaling_keeps_the_brute_force_optimum(feature_scaling):
+    """Depth-1 ORT (absolute loss) against enumerating every split with weighted-median leaves."""
+    rng = np.random.RandomState(3)
+    X = rng.rand(24, 2).round(2)
+    y = np.sin(3 * X[:, 0]) + X[:, 1]
+
+    def loss(t):
+        return np.abs(t - np.median(t)).sum()
+
+    best = loss(y)
+    for j in range(2):
+        for v in np.unique(X[:, j])[:-1]:
+            left = X[:, j] <= v
+            best = min(best, loss(y[left]) + loss(y[~left]))
+    reg = OptimalTreeRegressor(max_depth=1, feature_scaling=feature_scaling, time_limit=None).fit(X, y)
+    assert reg.result_.proven_optimal
+    assert reg.result_.objective == pytest.approx(best / loss(y), rel=1e-7)
