@@ -92,6 +92,24 @@ class Tree:
         Training statistics; default zeros.
     category_left, default_left, split_coef, missing_left, leaf_coef, leaf_intercept
         Optional per-node arrays described in the module docstring.
+
+    Examples
+    --------
+    A stump on one feature, its routing, and its layout on the complete tree of depth 2
+    (``-1`` marks the pass-through nodes that pad the shallow leaves):
+
+    >>> import numpy as np
+    >>> from greedy import Tree
+    >>> stump = Tree(children_left=[1, -1, -1], children_right=[2, -1, -1], feature=[0, -2, -2],
+    ...              threshold=[0.5, np.nan, np.nan], value=[[3, 3], [3, 0], [0, 3]], n_features=1)
+    >>> stump.apply([[0.2], [0.9]])
+    array([1, 2])
+    >>> stump.predict([[0.2]])
+    array([[1., 0.]])
+    >>> stump.to_heap(2).feature
+    array([ 0, -1, -1])
+    >>> Tree.from_json(stump.to_json()) == stump
+    True
     """
 
     def __init__(

@@ -186,6 +186,23 @@ def export_text(tree_or_estimator, feature_names=None, class_names=None, decimal
     Categorical, oblique, missing-value and linear-leaf nodes are written as in
     the module docstring; missing-value routing is appended to the branch lines
     in parentheses.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from greedy import CARTClassifier
+    >>> from optitree import export_text
+    >>> iris = load_iris()
+    >>> clf = CARTClassifier(max_depth=2, random_state=0).fit(iris.data, iris.target)
+    >>> print(export_text(clf, feature_names=iris.feature_names, show_missing=False))
+    |--- petal length (cm) <= 2.45
+    |   |--- class: 0
+    |--- petal length (cm) >  2.45
+    |   |--- petal width (cm) <= 1.75
+    |   |   |--- class: 1
+    |   |--- petal width (cm) >  1.75
+    |   |   |--- class: 2
+    <BLANKLINE>
     """
     tree, names, classes, _ = resolve_tree(tree_or_estimator, feature_names, class_names)
     categories = _category_labels(category_names, names)
