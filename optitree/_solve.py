@@ -393,6 +393,23 @@ def _map_highs_status(h, has_solution, node_limit):
     return "error", f"HiGHS model status: {text}"
 
 
+def _final_result(*, status, objective, bound, options, abs_tol, nodes, solve_time, trace, **fields):
+    """The :class:`SolveResult` of a finished solve, the same for every solver path.
+
+    An optimal solve without a reported bound (an LP, or a solver that reports none) is
+    its own bound. Proven optimal: status optimal and gap <= ``rel_gap`` or absolute gap
+    <= ``abs_tol``. The final point is appended to ``trace``.
+    """
+    if status == "optimal" and bound is None:
+        bound = objective
+    gap = relative_gap(objective, bound)
+    proven = status == "optimal" and gap is not None and (gap <= options.rel_gap or abs(objective - bound) <= abs_tol)
+    trace.append({"time": solve_time, "incumbent": objective, "bound": bound, "gap": gap, "nodes": nodes,
+                  "event": "final"})
+    return SolveResult(status=status, objective=objective, bound=bound, gap=gap, proven_optimal=bool(proven),
+                       nodes=nodes, solve_time=solve_time, options=asdict(options), trace=trace, **fields)
+
+
 def solve_highs(
     highs,
     options: SolveOptions,
@@ -463,21 +480,7 @@ def solve_highs(
     has_solution = int(info.primal_solution_status) == int(highspy.SolutionStatus.kSolutionStatusFeasible)
     status, message = _map_highs_status(highs, has_solution, options.node_limit)
     objective = _finite(info.objective_function_value) if has_solution else None
-    if n_integer:
-        bound = _finite(info.mip_dual_bound)
-    else:
-        bound = objective if status == "optimal" else None
-    gap = relative_gap(objective, bound)
-    if status == "optimal" and gap is None:
-        gap = 0.0
-    abs_gap = None if objective is None or bound is None else abs(objective - bound)
-    abs_tol = float(highs.getOptionValue("mip_abs_gap")[1])
-    proven = status == "optimal" and (
-        gap is not None and gap <= options.rel_gap or abs_gap is not None and abs_gap <= abs_tol
-    )
-    if status == "infeasible":
-        proven = False
-
+    bound = _finite(info.mip_dual_bound) if n_integer else None
     x = np.asarray(highs.getSolution().col_value, dtype=np.float64) if has_solution else None
 
     start_accepted = None
@@ -493,37 +496,25 @@ def solve_highs(
         if not start_accepted:
             message = "; ".join(filter(None, [message, "MIP start rejected (infeasible or incomplete)"]))
 
-    trace = recorder.trace
-    trace.append(
-        {
-            "time": solve_time,
-            "incumbent": objective,
-            "bound": bound,
-            "gap": gap,
-            "nodes": int(max(info.mip_node_count, 0)),
-            "event": "final",
-        }
-    )
-    result = SolveResult(
+    result = _final_result(
         status=status,
         objective=objective,
         bound=bound,
-        gap=gap,
-        proven_optimal=bool(proven),
+        options=options,
+        abs_tol=float(highs.getOptionValue("mip_abs_gap")[1]),
         nodes=int(max(info.mip_node_count, 0)),
-        build_time=float(build_time),
         solve_time=solve_time,
+        trace=recorder.trace,
+        build_time=float(build_time),
         n_rows=highs.getNumRow(),
         n_cols=n_cols,
         n_nonzeros=highs.getNumNz(),
         n_integer=n_integer,
         solver="highs",
         versions=versions(highs),
-        options=asdict(options),
         start_source=start_source,
         start_objective=_finite(start_objective),
         start_accepted=start_accepted,
-        trace=trace,
         message=message,
     )
     return result, x
@@ -856,12 +847,6 @@ def solve_pyomo(
             objective = float(cost @ x + spec.objective_offset)
     if not has_solution:
         objective = None
-    if status == "optimal" and bound is None:
-        bound = objective
-    gap = relative_gap(objective, bound)
-    proven = status == "optimal" and gap is not None and (
-        gap <= options.rel_gap or abs(objective - bound) <= 1e-6
-    )
 
     start_accepted = None
     if start is not None:
@@ -877,29 +862,25 @@ def solve_pyomo(
         notes.append(f"options not passed to {solver_name!r}: {', '.join(not_passed)}")
     nodes = _HIGHS_NODES_LOG.findall(log_text)
 
-    result = SolveResult(
+    result = _final_result(
         status=status,
         objective=objective,
         bound=bound,
-        gap=gap,
-        proven_optimal=bool(proven),
+        options=options,
+        abs_tol=1e-6,  # HiGHS's default mip_abs_gap; other solvers report no tolerance
         nodes=int(nodes[-1]) if nodes else 0,
-        build_time=build_time,
         solve_time=solve_time,
+        trace=[],
+        build_time=build_time,
         n_rows=spec.n_rows,
         n_cols=spec.n_cols,
         n_nonzeros=spec.nnz,
         n_integer=spec.n_integer,
         solver=f"pyomo:{solver_name}",
         versions=versions(pyomo=True),
-        options=asdict(options),
         start_source=start_source,
         start_objective=_finite(start_objective),
         start_accepted=start_accepted,
-        trace=[
-            {"time": solve_time, "incumbent": objective, "bound": bound, "gap": gap,
-             "nodes": int(nodes[-1]) if nodes else 0, "event": "final"}
-        ],
         message="; ".join(notes),
     )
     return result, x
