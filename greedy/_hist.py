@@ -56,7 +56,7 @@ from scipy.special import xlogy
 from sklearn.utils import check_random_state
 
 from ._prune import collapse
-from ._tree import LEAF_FEATURE, TREE_LEAF, Tree
+from ._tree import LEAF_FEATURE, TREE_LEAF, Tree, midpoint_threshold
 
 MAX_BINS_LIMIT = 65535
 EPSILON = np.finfo(np.float64).eps
@@ -72,12 +72,6 @@ def check_max_bins(max_bins) -> int:
     if not 2 <= max_bins <= MAX_BINS_LIMIT:
         raise ValueError(f"max_bins must lie in [2, {MAX_BINS_LIMIT}], got {max_bins}")
     return int(max_bins)
-
-
-def _midpoint(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a/2 + b/2``, or ``a`` where rounding gives ``b`` or overflows (scikit-learn's rule)."""
-    mid = a / 2.0 + b / 2.0
-    return np.where((mid == b) | ~np.isfinite(mid), a, mid)
 
 
 class FeatureBinner:
@@ -120,7 +114,7 @@ class FeatureBinner:
             targets = s.size * np.arange(1, max_bins) / max_bins
             cut = np.unique(np.searchsorted(cum, targets, side="left"))
             cut = cut[cut < distinct.size - 1]
-        return _midpoint(distinct[cut], distinct[cut + 1])
+        return midpoint_threshold(distinct[cut], distinct[cut + 1])
 
     def transform(self, X) -> np.ndarray:
         """Bin codes, shape ``(n_features, n_samples)`` (one contiguous row per feature)."""
@@ -403,7 +397,7 @@ class _HistGrower:
         lo = np.full(n_pairs, np.inf)
         np.maximum.at(hi, pair[left], v[left])
         np.minimum.at(lo, pair[~left], v[~left])
-        return _midpoint(hi, lo)
+        return midpoint_threshold(hi, lo)
 
     def _record_splits(self, parent_ids, result) -> np.ndarray:
         """Create the children of the accepted splits; return the children's ids (left, right interleaved)."""

@@ -59,6 +59,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._tree import midpoint_threshold
+
 FEATURE_THRESHOLD = np.float32(1e-7)
 #: Entries (features x positions) per block scored at once: bounds the temporaries' memory.
 BLOCK_ENTRIES = 1 << 21
@@ -391,7 +393,7 @@ class ExactSplitter:
         best.found[nodes] = True
         best.gain[nodes] = top_gain[nodes]
         best.feature[nodes] = scan.features[r]
-        best.threshold[nodes] = xs[r, first - 1].astype(np.float64) / 2.0 + xs[r, first].astype(np.float64) / 2.0
+        best.threshold[nodes] = midpoint_threshold(xs[r, first - 1], xs[r, first])
         if best.category_left is not None:
             best.category_left[nodes] = False
             for k in np.flatnonzero(np.isin(r, list(ranks))):

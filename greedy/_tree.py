@@ -39,6 +39,18 @@ _TASKS = ("classification", "regression")
 _OPTIONAL = ("category_left", "default_left", "split_coef", "missing_left", "leaf_coef", "leaf_intercept")
 
 
+def midpoint_threshold(lo, hi):
+    """Split threshold between consecutive distinct values ``lo < hi`` (elementwise).
+
+    ``lo/2 + hi/2`` (no overflow), or ``lo`` where rounding reaches ``hi`` or the result is
+    not finite: always ``lo <= t < hi``, so ``x <= t`` separates the two values. This is
+    scikit-learn's rule; every method in optitree places thresholds with it.
+    """
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    mid = lo / 2.0 + hi / 2.0
+    return np.where((mid == hi) | ~np.isfinite(mid), lo, mid)
+
+
 @dataclass(frozen=True)
 class HeapTree:
     """A tree laid out on the complete binary tree of depth ``depth``.

@@ -31,7 +31,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from greedy import LEAF_FEATURE, OBLIQUE, TREE_LEAF, Tree
+from greedy import LEAF_FEATURE, OBLIQUE, TREE_LEAF, Tree, midpoint_threshold
 
 __all__ = ["TreeFormulation", "InfeasibleStartError", "leaf_ancestors"]
 
@@ -56,12 +56,6 @@ def leaf_ancestors(depth: int) -> tuple[np.ndarray, np.ndarray]:
     ancestors = leaves[:, None] >> shifts[None, :]
     goes_left = ((leaves[:, None] >> (shifts[None, :] - 1)) & 1) == 0
     return ancestors, goes_left
-
-
-def _midpoint(lo: float, hi: float) -> float:
-    """A threshold ``t`` with ``lo <= t < hi``: the midpoint unless rounding hits ``hi``."""
-    mid = 0.5 * (lo + hi)
-    return mid if mid < hi else lo
 
 
 class TreeFormulation(ABC):
@@ -271,7 +265,7 @@ class TreeFormulation(ABC):
             if tree.is_leaf[old]:
                 continue
             feat[new] = f
-            thr[new] = _midpoint(v[left].max(), v[~left].min())
+            thr[new] = float(midpoint_threshold(v[left].max(), v[~left].min()))
             if coef is not None and f == OBLIQUE:
                 coef[new] = tree.split_coef[old]
             lnew, rnew = new_node(), new_node()

@@ -62,10 +62,10 @@ import numbers
 
 import numpy as np
 
-from greedy import PASS_THROUGH, HeapTree, Tree
+from greedy import PASS_THROUGH, HeapTree, Tree, midpoint_threshold
 
 from .._model import ModelSpec
-from ._base import TreeFormulation, _midpoint
+from ._base import TreeFormulation
 
 __all__ = ["FlowOCTFormulation"]
 
@@ -110,7 +110,7 @@ class FlowOCTFormulation(TreeFormulation):
         self.exact_thresholds = True
         for j in range(self.n_features):
             vals, counts = np.unique(self.X[:, j], return_counts=True)
-            mids = np.array([_midpoint(lo, hi) for lo, hi in zip(vals[:-1], vals[1:])])
+            mids = midpoint_threshold(vals[:-1], vals[1:])
             if max_thresholds is not None and mids.size > max_thresholds:
                 self.exact_thresholds = False
                 cdf = np.cumsum(counts) / counts.sum()

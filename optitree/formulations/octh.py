@@ -57,7 +57,7 @@ import numbers
 
 import numpy as np
 
-from greedy import OBLIQUE, PASS_THROUGH, HeapTree, Tree
+from greedy import OBLIQUE, PASS_THROUGH, HeapTree, Tree, midpoint_threshold
 
 from .._model import ModelSpec
 from ._base import TreeFormulation
@@ -233,7 +233,7 @@ class OCTHFormulation(TreeFormulation):
             if wide.size == 0:
                 threshold[node] = q[-1]  # everything left: the split disappears
                 continue
-            mids = 0.5 * (q[wide] + q[wide + 1])
+            mids = midpoint_threshold(q[wide], q[wide + 1])
             threshold[node] = mids[np.abs(mids - threshold[node]).argmin()]
         return (Tree.from_dict({**tree.to_dict(), "threshold": threshold}), moved) if moved else (tree, 0)
 
