@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._criteria import Criterion, NodeStatistics
-from ._splitter import NodeBatch
+from ._splitter import NodeBatch, SplitChoice
 from ._tree import LEAF_FEATURE, TREE_LEAF, Tree
 
 EPSILON = np.finfo(np.float64).eps
