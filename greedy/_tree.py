@@ -300,11 +300,11 @@ class Tree:
             out[oblique] = np.einsum("ij,ij->i", X[rows[oblique]], self.split_coef[nodes[oblique]])
         return out
 
-    def _goes_left(self, v: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-        """Direction for non-missing split values ``v`` at ``nodes``."""
+    def _goes_left(self, v: np.ndarray, nodes: np.ndarray, categorical: np.ndarray) -> np.ndarray:
+        """Direction for non-missing split values ``v`` at ``nodes`` (``categorical``: :attr:`categorical_nodes`)."""
         left = v <= self.threshold[nodes]
         if self.category_left is not None:
-            cat = self.categorical_nodes[nodes]
+            cat = categorical[nodes]
             if cat.any():
                 codes = v[cat]
                 ncat = self.category_left.shape[1]
@@ -327,17 +327,18 @@ class Tree:
         rows = np.arange(X.shape[0])
         nodes = np.zeros(X.shape[0], np.intp)
         weights = np.ones(X.shape[0])
-        done_r, done_n, done_w = [], [], []
+        is_leaf, categorical = self.is_leaf, self.categorical_nodes
+        reached: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         while rows.size:
-            leaf = self.is_leaf[nodes]
-            done_r.append(rows[leaf]), done_n.append(nodes[leaf]), done_w.append(weights[leaf])
+            leaf = is_leaf[nodes]
+            reached.append((rows[leaf], nodes[leaf], weights[leaf]))
             rows, nodes, weights = rows[~leaf], nodes[~leaf], weights[~leaf]
             if not rows.size:
                 break
             v = self._split_values(X, rows, nodes)
             missing = np.isnan(v)
             left = np.zeros(rows.shape[0], bool)
-            left[~missing] = self._goes_left(v[~missing], nodes[~missing])
+            left[~missing] = self._goes_left(v[~missing], nodes[~missing], categorical)
             nxt = np.where(left, self.children_left[nodes], self.children_right[nodes])
             if missing.any():
                 if self.missing_left is None:
@@ -354,7 +355,8 @@ class Tree:
                 weights[m] *= p
                 nxt = np.concatenate([nxt, nodes_r])
             nodes = nxt
-        return np.concatenate(done_r), np.concatenate(done_n), np.concatenate(done_w)
+        done_rows, done_leaves, done_weights = zip(*reached)
+        return np.concatenate(done_rows), np.concatenate(done_leaves), np.concatenate(done_weights)
 
     def apply(self, X) -> np.ndarray:
         """Leaf id of every sample (for split routing: the leaf with the largest weight)."""
@@ -409,12 +411,16 @@ class Tree:
         if self.task == "classification":
             contrib = self.node_proba[leaves] * w[:, None]
             out = np.zeros((n, self.value.shape[1]))
-            np.add.at(out, rows, contrib) if rows.size != n else out.__setitem__(rows, contrib)
+            if rows.size == n:  # one leaf per sample: rows is a permutation
+                out[rows] = contrib
+            else:
+                np.add.at(out, rows, contrib)
             return out
         leaf_pred = self.value[leaves, 0]
         if self.leaf_coef is not None:
-            xr = np.nan_to_num(X[rows])  # linear leaves never see NaN at fit time
-            leaf_pred = self.leaf_intercept[leaves] + np.einsum("ij,ij->i", xr, self.leaf_coef[leaves])
+            if np.isnan(X).any():
+                raise ValueError("a tree with linear leaf models cannot predict samples with missing (NaN) values")
+            leaf_pred = self.leaf_intercept[leaves] + np.einsum("ij,ij->i", X[rows], self.leaf_coef[leaves])
         return np.bincount(rows, weights=leaf_pred * w, minlength=n)
 
     # ------------------------------------------------------------------ statistics
@@ -423,6 +429,8 @@ class Tree:
 
         ``y`` holds class codes ``0..K-1`` (classification) or targets (regression;
         node values become weighted means). Structure and splits are unchanged.
+        ``impurity`` becomes the Gini index (classification) or the variance (regression),
+        whatever criterion grew the tree.
         """
         X = self._check_X(X)
         y = np.asarray(y)

@@ -134,6 +134,8 @@ def test_linear_leaves():
     tree = Tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [0.5, np.nan, np.nan], [[0], [0], [0]],
                 n_features=2, task="regression", leaf_coef=coef, leaf_intercept=[0, 1.0, 3.0])
     np.testing.assert_allclose(tree.predict([[0.25, 9.0], [1.0, 2.0]]), [1.5, 1.0])
+    with pytest.raises(ValueError, match="linear leaf"):
+        tree.predict([[0.25, np.nan]])  # never a silent zero-fill of the missing coordinate
 
 
 @pytest.mark.parametrize(
