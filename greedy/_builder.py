@@ -88,7 +88,6 @@ class _Evaluation:
     splits: np.ndarray  # (n_nodes,) bool: the node splits when expanded
     improvement: np.ndarray  # (n_nodes,)
     children: NodeStatistics  # rows 2s (left) and 2s+1 (right) for node s
-    missing_left: np.ndarray  # (n_nodes,)
     routing: _Routing  # directions of the entries of the nodes with a split found
 
 
@@ -242,7 +241,7 @@ class TreeBuilder:
 
     def _route(self, batch: NodeBatch, choice: SplitChoice, nodes: np.ndarray) -> _Routing:
         """Directions of the entries of ``nodes`` (a boolean mask over the batch's nodes)."""
-        seg_of_pos = np.repeat(np.arange(batch.n_nodes), batch.seg_len)
+        seg_of_pos = batch.seg_of_pos
         sel = nodes[seg_of_pos]
         entry = batch.order[0][sel]
         node = seg_of_pos[sel]
@@ -285,7 +284,7 @@ class TreeBuilder:
             )
         splits = choice.found & ~(improvement + EPSILON < self.params.min_impurity_decrease)
         improvement = np.where(splits, improvement, 0.0)
-        return _Evaluation(choice, splits, improvement, children, routing.missing_left, routing)
+        return _Evaluation(choice, splits, improvement, children, routing)
 
     def _partition(self, batch: NodeBatch, ev: _Evaluation, child_open: np.ndarray) -> NodeBatch:
         """Batch of the open children (``child_open`` (S, 2)) of the batch's splitting nodes.
@@ -337,7 +336,8 @@ class TreeBuilder:
         rows = np.stack([2 * splitting, 2 * splitting + 1], axis=1).ravel()
         ids = self.table.add(np.repeat(depth[splitting] + 1, 2), ev.children, rows)
         left, right = ids[0::2], ids[1::2]
-        self.table.set_splits(nodes[splitting], ev.choice.take(splitting), ev.missing_left[splitting], left, right)
+        self.table.set_splits(nodes[splitting], ev.choice.take(splitting), ev.routing.missing_left[splitting],
+                             left, right)
         open_rows = self._is_open(ev.children, rows, np.repeat(depth[splitting] + 1, 2))
         return left, right, open_rows.reshape(-1, 2)
 
@@ -395,7 +395,6 @@ class TreeBuilder:
                 ev.improvement[s : s + 1],
                 NodeStatistics(*(getattr(ev.children, k)[2 * s : 2 * s + 2]
                                  for k in ("value", "impurity", "weighted_n", "count"))),
-                ev.missing_left[s : s + 1],
                 _Routing(r.entry[mine], np.zeros(int(mine.sum()), np.intp), r.left[mine], r.missing[mine],
                          r.missing_left[s : s + 1]),
             )
