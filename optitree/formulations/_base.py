@@ -286,8 +286,7 @@ class TreeFormulation(ABC):
         strictly smaller than the error of the node as a leaf (ties prune). Returns the
         pruned tree and the number of splits removed.
         """
-        v = tree.value  # weighted class counts from the training data
-        leaf_cost = (v.sum(axis=1) - v.max(axis=1)) * self.error_scale
+        leaf_cost = self._leaf_costs(tree)
         best = leaf_cost.copy()
         keep = np.zeros(tree.node_count, bool)
         for node in np.flatnonzero(~tree.is_leaf)[::-1]:  # children before parents
@@ -316,10 +315,15 @@ class TreeFormulation(ABC):
         cl, cr = cl[ids], cr[ids]
         cl[cl >= 0], cr[cr >= 0] = renum[cl[cl >= 0]], renum[cr[cr >= 0]]
         out = Tree(
-            cl, cr, feat[ids], thr[ids], tree.value[ids], n_features=self.n_features,
+            cl, cr, feat[ids], thr[ids], tree.value[ids], n_features=self.n_features, task=tree.task,
             split_coef=None if tree.split_coef is None else tree.split_coef[ids],
         )
         return self._with_statistics(out), removed
+
+    def _leaf_costs(self, tree: Tree) -> np.ndarray:
+        """Objective term of every node of ``tree`` if it were a leaf (weighted errors, scaled)."""
+        v = tree.value  # weighted class counts from the training data
+        return (v.sum(axis=1) - v.max(axis=1)) * self.error_scale
 
     def prepare_start(self, tree: Tree) -> tuple[Tree, str]:
         """The start the model receives for ``tree``, and a note on what changed ("" if nothing).

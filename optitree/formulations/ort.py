@@ -45,7 +45,7 @@ import numbers
 
 import numpy as np
 
-from greedy import LEAF_FEATURE, TREE_LEAF, Tree
+from greedy import Tree
 
 from .._model import ModelSpec
 from .oct import OCTFormulation
@@ -270,42 +270,18 @@ class ORTFormulation(OCTFormulation):
         )
 
     def pruned_tree(self, tree: Tree) -> tuple[Tree, int]:
-        """Bottom-up pruning of splits that do not pay for ``alpha`` (constant leaves; ties prune).
+        """As :meth:`TreeFormulation.pruned_tree`, for constant leaves.
 
         Linear leaves are not pruned: their cost as a leaf needs an LP per node.
         """
-        if self.leaf_model == "linear" or tree.n_splits == 0:
+        if self.leaf_model == "linear":
             return tree, 0
+        return super().pruned_tree(tree)
+
+    def _leaf_costs(self, tree: Tree) -> np.ndarray:
+        """Scaled loss of every node of ``tree`` predicting its constant value as a leaf."""
         samples = self._node_samples(tree)
-        leaf_cost = self.error_scale * np.array([
-            self._loss_at(idx, tree.value[node, 0]) for node, idx in enumerate(samples)
-        ])
-        best = leaf_cost.copy()
-        cut = np.zeros(tree.node_count, bool)
-        for node in np.flatnonzero(~tree.is_leaf)[::-1]:  # children before parents
-            split_cost = self.alpha + best[tree.children_left[node]] + best[tree.children_right[node]]
-            cut[node] = split_cost >= leaf_cost[node] - 1e-12 * max(1.0, leaf_cost[node])
-            best[node] = leaf_cost[node] if cut[node] else split_cost
-        if not cut.any():
-            return tree, 0
-        # keep the nodes reachable without passing below a cut node, in preorder
-        order, stack = [], [0]
-        while stack:
-            node = stack.pop()
-            order.append(node)
-            if not tree.is_leaf[node] and not cut[node]:
-                stack += [tree.children_right[node], tree.children_left[node]]
-        order = np.array(order)
-        renum = np.full(tree.node_count, TREE_LEAF)
-        renum[order] = np.arange(order.size)
-        split = ~tree.is_leaf[order] & ~cut[order]
-        out = Tree(
-            np.where(split, renum[tree.children_left[order]], TREE_LEAF),
-            np.where(split, renum[tree.children_right[order]], TREE_LEAF),
-            np.where(split, tree.feature[order], LEAF_FEATURE), np.where(split, tree.threshold[order], np.nan),
-            tree.value[order], n_features=self.n_features, task="regression",
-        )
-        return self._with_statistics(out), tree.n_splits - out.n_splits
+        return self.error_scale * np.array([self._loss_at(idx, tree.value[node, 0]) for node, idx in enumerate(samples)])
 
     def _loss_at(self, idx: np.ndarray, prediction: float) -> float:
         """Weighted loss of predicting ``prediction`` for modelled rows ``idx``."""
