@@ -139,12 +139,11 @@ def _list() -> int:
     print("datasets (name: samples x features, task, description):")
     for name in _runner.dataset_names():
         try:
-            X, y, info = _runner.load_dataset(name, {})
+            X, _, info = _runner.load_dataset(name, {})
         except (TypeError, ValueError):  # needs parameters (e.g. a path)
             print(f"  {name}")
             continue
-        description = info.get("description", "") if isinstance(info, dict) else ""
-        print(f"  {name:14s} {X.shape[0]:5d} x {X.shape[1]:<3d} {_runner.dataset_task(info, y):14s} {description}")
+        print(f"  {name:14s} {X.shape[0]:5d} x {X.shape[1]:<3d} {info['task']:14s} {info['description']}")
     print("\nmethods (name, kind, task; parameters with type and default):")
     for name in sorted(_methods.METHODS):
         m = _methods.METHODS[name]

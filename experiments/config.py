@@ -275,10 +275,10 @@ def _probe_dataset(name: str, params: dict, where: str) -> tuple[str, int]:
     from . import runner
 
     try:
-        X, y, info = runner.load_dataset(name, params)
+        X, _, info = runner.load_dataset(name, params)
     except (TypeError, ValueError, KeyError, OSError) as exc:
         raise ConfigError(f"{where}.params", f"dataset {name!r} rejects {params}: {exc}") from None
-    return runner.dataset_task(info, y), X.shape[1]
+    return info["task"], X.shape[1]
 
 
 def _method_variants(entry: Mapping, where: str, split: dict) -> list[dict]:

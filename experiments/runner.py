@@ -56,13 +56,6 @@ def load_dataset(name: str, params: dict):
     return np.asarray(X, dtype=np.float64), np.asarray(y), info
 
 
-def dataset_task(info, y) -> str:
-    task = info.get("task") if isinstance(info, dict) else getattr(info, "task", None)
-    if task in _methods.TASKS:
-        return task
-    return "classification" if not np.issubdtype(np.asarray(y).dtype, np.floating) else "regression"
-
-
 @dataclass
 class Split:
     """The run's data parts; validation and test parts are None when the config has none."""
