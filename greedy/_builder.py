@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._criteria import Criterion, NodeStatistics
+from ._prune import collapse
 from ._splitter import NodeBatch, SplitChoice
 from ._tree import LEAF_FEATURE, TREE_LEAF, Tree
 
@@ -97,7 +98,6 @@ class _NodeTable:
     def __init__(self, n_values: int, category_width: int):
         self.n_values = n_values
         self.category_width = category_width
-        self.depth = []
         self.value, self.impurity, self.count, self.weighted = [], [], [], []
         self.size = 0
         self.feature: dict[int, int] = {}
@@ -108,11 +108,10 @@ class _NodeTable:
         self.category_left: dict[int, np.ndarray] = {}
         self.default_left: dict[int, bool] = {}
 
-    def add(self, depth, stats: NodeStatistics, rows) -> np.ndarray:
+    def add(self, stats: NodeStatistics, rows) -> np.ndarray:
         """Append nodes whose statistics are ``stats[rows]``; return their ids."""
         k = len(rows)
         ids = np.arange(self.size, self.size + k)
-        self.depth.append(np.broadcast_to(np.asarray(depth, np.intp), (k,)))
         self.value.append(stats.value[rows])
         self.impurity.append(stats.impurity[rows])
         self.count.append(stats.count[rows])
@@ -154,36 +153,10 @@ class _NodeTable:
         impurity = np.concatenate(self.impurity)
         count = np.concatenate(self.count)
         weighted = np.concatenate(self.weighted)
-        if preorder:
-            new_id = _preorder_ids(left, right, np.concatenate(self.depth))
-            perm = np.empty(n, np.intp)
-            perm[new_id] = np.arange(n)
-            internal = left[perm] != TREE_LEAF
-            left = np.where(internal, new_id[left[perm]], TREE_LEAF)
-            right = np.where(internal, new_id[right[perm]], TREE_LEAF)
-            feature, threshold, missing_left = feature[perm], threshold[perm], missing_left[perm]
-            if category_left is not None:
-                category_left, default_left = category_left[perm], default_left[perm]
-            value, impurity, count, weighted = value[perm], impurity[perm], count[perm], weighted[perm]
-        return Tree(left, right, feature, threshold, value, n_features=n_features, task=task, n_node_samples=count,
+        tree = Tree(left, right, feature, threshold, value, n_features=n_features, task=task, n_node_samples=count,
                     weighted_n_node_samples=weighted, impurity=impurity, category_left=category_left,
                     default_left=default_left, missing_left=missing_left if with_missing else None)
-
-
-def _preorder_ids(left, right, depth) -> np.ndarray:
-    """Depth-first preorder ids of a tree whose nodes are numbered level by level."""
-    n = left.shape[0]
-    size = np.ones(n, np.intp)
-    internal = left != TREE_LEAF
-    for d in range(int(depth.max()), -1, -1):
-        nodes = np.flatnonzero(internal & (depth == d))
-        size[nodes] = 1 + size[left[nodes]] + size[right[nodes]]
-    new_id = np.zeros(n, np.intp)
-    for d in range(int(depth.max()) + 1):
-        nodes = np.flatnonzero(internal & (depth == d))
-        new_id[left[nodes]] = new_id[nodes] + 1
-        new_id[right[nodes]] = new_id[nodes] + 1 + size[left[nodes]]
-    return new_id
+        return collapse(tree) if preorder else tree
 
 
 class TreeBuilder:
@@ -215,7 +188,7 @@ class TreeBuilder:
         self.table = _NodeTable(self.criterion.n_values, self.splitter.category_width)
         root_stats = self.criterion.node_statistics(np.zeros(samples.size, np.intp), self.entries.sample,
                                                     self.entries.weight, 1)
-        self.table.add(0, root_stats, [0])
+        self.table.add(root_stats, [0])
         batch = NodeBatch(self.splitter.sorted_order(samples), np.array([0]), np.array([samples.size]))
         if self._is_open(root_stats, np.array([0]), 0)[0]:
             if self.params.max_leaf_nodes is None:
@@ -334,7 +307,7 @@ class TreeBuilder:
     def _record_children(self, nodes, depth, ev: _Evaluation, splitting):
         """Add the children of the batch's ``splitting`` nodes (indices) to the table."""
         rows = np.stack([2 * splitting, 2 * splitting + 1], axis=1).ravel()
-        ids = self.table.add(np.repeat(depth[splitting] + 1, 2), ev.children, rows)
+        ids = self.table.add(ev.children, rows)
         left, right = ids[0::2], ids[1::2]
         self.table.set_splits(nodes[splitting], ev.choice.take(splitting), ev.routing.missing_left[splitting],
                              left, right)
