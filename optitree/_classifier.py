@@ -10,8 +10,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from greedy import CARTClassifier
+
 from ._estimator import _OptimalTreeBase
-from ._warmstart import fit_cart
 from .formulations import FORMULATIONS
 
 __all__ = ["OptimalTreeClassifier"]
@@ -216,8 +217,9 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         )
 
     def _fit_cart(self, X, y_enc, sample_weight, seed):
-        return fit_cart(X, y_enc, sample_weight, max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                        random_state=seed)
+        """Greedy CART classifier (Gini) of ``max_depth`` with the same ``min_samples_leaf``."""
+        est = CARTClassifier(max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf, random_state=seed)
+        return est.fit(X, y_enc, sample_weight=sample_weight).tree_
 
     # ------------------------------------------------------------------ prediction
     def predict_proba(self, X):

@@ -12,19 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from greedy import CARTClassifier, Tree
+from greedy import Tree
 
-__all__ = ["fit_cart", "tree_from_init", "solution_violation"]
-
-
-def fit_cart(X, y, sample_weight, *, max_depth: int, min_samples_leaf: int, random_state: int) -> Tree:
-    """Greedy CART (:class:`greedy.CARTClassifier`, Gini) of ``max_depth`` with the same ``min_samples_leaf``.
-
-    ``y`` holds class codes; the tree's leaf values are recomputed by the formulation.
-    """
-    est = CARTClassifier(max_depth=max_depth, min_samples_leaf=min_samples_leaf, random_state=random_state)
-    est.fit(X, y, sample_weight=sample_weight)
-    return est.tree_
+__all__ = ["tree_from_init", "solution_violation"]
 
 
 def tree_from_init(
