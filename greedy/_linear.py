@@ -110,20 +110,9 @@ def correlation_impurity(sums: np.ndarray, n_features: int) -> np.ndarray:
     Σwx_j² (F), Σwx_j y (F)]``. A correlation with a vanishing variance counts as 0.
     """
     F = n_features
-    w = sums[..., 0:1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        safe_w = np.where(w > 0, w, 1.0)
-        my = sums[..., 1:2] / safe_w
-        mx = sums[..., 3 : 3 + F] / safe_w
-        var_y = sums[..., 2:3] / safe_w - my * my
-        var_x = sums[..., 3 + F : 3 + 2 * F] / safe_w - mx * mx
-        cov = sums[..., 3 + 2 * F : 3 + 3 * F] / safe_w - mx * my
-        # relative tolerance: variances below rounding noise of the second moments are zero
-        tol_y = 1e-12 * (sums[..., 2:3] / safe_w)
-        tol_x = 1e-12 * (sums[..., 3 + F : 3 + 2 * F] / safe_w)
-        ok = (var_y > tol_y) & (var_x > tol_x)
-        rho = np.where(ok, cov / np.sqrt(np.where(ok, var_x * var_y, 1.0)), 0.0)
-    return 1.0 - np.abs(np.clip(rho, -1.0, 1.0).mean(-1))
+    rho = _correlation_sum(sums[..., 0:1], sums[..., 1:2], sums[..., 2:3], sums[..., 3 : 3 + F],
+                           sums[..., 3 + F : 3 + 2 * F], sums[..., 3 + 2 * F : 3 + 3 * F])
+    return 1.0 - np.abs(rho.mean(-1))
 
 
 def correlation_entry_stats(X: np.ndarray, y: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -200,12 +189,10 @@ class Correlation(AdditiveCriterion):
             x = self.Xc[samples, j]
             wx = x if weight is None else weight * x
             sx, sxx, sxy = (scan.left_and_known(c) for c in (wx, wx * x, wx * yc))
-            parts = {name: (sides[name][0], sides[name][1]) for name in ("sy", "syy")}
-            rho["l"] = rho["l"] + _correlation_sum(w_l, parts["sy"][0], parts["syy"][0], sx[0], sxx[0], sxy[0])
-            rho["r"] = rho["r"] + _correlation_sum(
-                w_r, *(scan.expand(k) - l for l, k in (parts["sy"], parts["syy"], sx, sxx, sxy))
-            )
-            rho["k"] = rho["k"] + _correlation_sum(w_k, parts["sy"][1], parts["syy"][1], sx[1], sxx[1], sxy[1])
+            sums = (sides["sy"], sides["syy"], sx, sxx, sxy)  # (left, known) pairs
+            rho["l"] = rho["l"] + _correlation_sum(w_l, *(left for left, _ in sums))
+            rho["r"] = rho["r"] + _correlation_sum(w_r, *(scan.expand(known) - left for left, known in sums))
+            rho["k"] = rho["k"] + _correlation_sum(w_k, *(known for _, known in sums))
         F = self.n_features
         score_l = -w_l * (1.0 - np.abs(rho["l"] / F))
         score_r = -w_r * (1.0 - np.abs(rho["r"] / F))
