@@ -219,22 +219,25 @@ class OCTHFormulation(TreeFormulation):
         """
         moved = 0
         threshold = tree.threshold.copy()
+        samples = [np.zeros(0, np.intp)] * tree.node_count
+        samples[0] = np.arange(self.n_samples)
         for node in np.flatnonzero(~tree.is_leaf):  # parents before children
-            current = Tree.from_dict({**tree.to_dict(), "threshold": threshold})
-            idx = self._node_samples(current)[node]
+            idx = samples[node]
             coef = tree.split_coef[node] if tree.feature[node] == OBLIQUE else np.eye(self.n_features)[tree.feature[node]]
             norm = np.abs(np.where(self.usable, coef * self.x_range, 0.0)).sum()
-            q = np.unique(self.X[idx] @ coef)  # original projections; a·x' = (q - shift) / norm
+            proj = self.X[idx] @ coef  # original projections; a·x' = (proj - shift) / norm
+            q = np.unique(proj)
             q_left = q[q <= threshold[node]]
-            if q_left.size and q_left.size < q.size and q[q_left.size] - q_left[-1] >= self.margin * norm:
-                continue
-            moved += 1
-            wide = np.flatnonzero(np.diff(q) >= self.margin * norm)
-            if wide.size == 0:
-                threshold[node] = q[-1]  # everything left: the split disappears
-                continue
-            mids = midpoint_threshold(q[wide], q[wide + 1])
-            threshold[node] = mids[np.abs(mids - threshold[node]).argmin()]
+            if not (q_left.size and q_left.size < q.size and q[q_left.size] - q_left[-1] >= self.margin * norm):
+                moved += 1
+                wide = np.flatnonzero(np.diff(q) >= self.margin * norm)
+                if wide.size == 0:
+                    threshold[node] = q[-1]  # everything left: the split disappears
+                else:
+                    mids = midpoint_threshold(q[wide], q[wide + 1])
+                    threshold[node] = mids[np.abs(mids - threshold[node]).argmin()]
+            left = proj <= threshold[node]
+            samples[tree.children_left[node]], samples[tree.children_right[node]] = idx[left], idx[~left]
         return (Tree.from_dict({**tree.to_dict(), "threshold": threshold}), moved) if moved else (tree, 0)
 
     def _start_columns(self, tree: Tree) -> np.ndarray:
