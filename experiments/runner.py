@@ -174,13 +174,12 @@ def _fit_and_evaluate(spec: _config.RunSpec, method: _methods.Method, force_sing
             "stratified": data.stratified,
         },
     }
-    X_fit, y_fit = data.X_train, data.y_train
     if "tune" in spec.method:
         chosen, trials = _tune(method, params, spec, data)
         params.update(chosen)
         out["tuning"] = {"chosen": chosen, "trials": trials}
-        X_fit, y_fit = np.vstack([data.X_train, data.X_val]), np.concatenate([data.y_train, data.y_val])
-    elif data.y_val is not None:  # no tuning: the validation part is training data
+    X_fit, y_fit = data.X_train, data.y_train
+    if data.y_val is not None:  # the final fit (after tuning, if any) uses train + validation
         X_fit, y_fit = np.vstack([data.X_train, data.X_val]), np.concatenate([data.y_train, data.y_val])
     out["execution"]["params"] = params
 
