@@ -113,9 +113,6 @@ class RunSpec:
     def split(self) -> dict:
         return self.identity["split"]
 
-    def describe(self) -> str:
-        return f"{self.dataset_label} d={self.depth} {self.method_label} seed={self.seed}"
-
 
 @dataclass
 class Experiment:
@@ -176,7 +173,7 @@ def from_dict(data: Mapping, *, default_name: str = "experiment", source: str = 
 
     dataset_entries = _entries(data, "datasets")
     method_entries = _entries(data, "methods")
-    datasets = [v for i, e in enumerate(dataset_entries) for v in _dataset_variants(e, f"datasets[{i}]", split)]
+    datasets = [v for i, e in enumerate(dataset_entries) for v in _dataset_variants(e, f"datasets[{i}]")]
     methods = [v for i, e in enumerate(method_entries) for v in _method_variants(e, f"methods[{i}]", split)]
     _check_unique(datasets)
     labels = {d["base_label"] for d in datasets}
@@ -237,7 +234,7 @@ def _parse_split(split: Any) -> dict:
     return {"test_size": test_size, "validation_size": validation_size, "stratify": stratify}
 
 
-def _dataset_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
+def _dataset_variants(entry: Mapping, where: str) -> list[dict]:
     from . import runner
 
     _check_keys(entry, DATASET_KEYS, where)
@@ -256,7 +253,7 @@ def _dataset_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
         vwhere = where + _suffix(combo)
         task, n_features = _probe_dataset(name, full, vwhere)
         if test_params is not None:
-            test_task, test_features = _probe_dataset(name, {**full, **test_params}, f"{vwhere}.test_params")
+            _, test_features = _probe_dataset(name, {**full, **test_params}, f"{vwhere}.test_params")
             if test_features != n_features:
                 raise ConfigError(
                     f"{where}.test_params", f"test set has {test_features} features, training set {n_features}"
