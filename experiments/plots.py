@@ -140,18 +140,17 @@ def _optimality(df, plt):
     return fig
 
 
-def _first_seed_mip(df):
+def _first_seed_traces(df, by_id):
+    """MIP runs of the first seed per dataset × depth × method whose record holds a solver trace."""
     mip = df[(df["kind"] == "mip") & df["solver_status"].notna()]
-    if not len(mip):
-        return mip
-    return mip[mip["seed"] == mip.groupby(["dataset", "depth", "method"])["seed"].transform("min")]
+    mip = mip[mip["seed"] == mip.groupby(["dataset", "depth", "method"])["seed"].transform("min")]
+    return mip[[bool((by_id[i].get("solver") or {}).get("trace")) for i in mip["run_id"]]]
 
 
 def _progress(sub, by_id, plt):
     from optitree._plot import plot_progress
 
-    mip = _first_seed_mip(sub)
-    mip = mip[[bool((by_id[i].get("solver") or {}).get("trace")) for i in mip["run_id"]]]
+    mip = _first_seed_traces(sub, by_id)
     if not len(mip):
         return None
     depths = sorted(mip["depth"].unique())
@@ -175,8 +174,7 @@ def _progress(sub, by_id, plt):
 def _gap_over_time(df, by_id, plt):
     from matplotlib.ticker import NullFormatter
 
-    mip = _first_seed_mip(df)
-    mip = mip[[bool((by_id[i].get("solver") or {}).get("trace")) for i in mip["run_id"]]]
+    mip = _first_seed_traces(df, by_id)
     if not len(mip):
         return None
     panels = list(dict.fromkeys(zip(mip["dataset"], mip["depth"])))
