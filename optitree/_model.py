@@ -480,12 +480,7 @@ class ModelSpec:
 
     def _to_pyomo(self, pyo):
         model = pyo.ConcreteModel(name=self.name)
-        columns = []
-        for b in self.var_blocks.values():
-            var = _pyomo_var(pyo, b)
-            model.add_component(b.name, var)
-            columns.extend(var.values())
-        model._optitree_columns = columns
+        columns = _add_pyomo_vars(pyo, self, model)
 
         for b in self.row_blocks.values():
             model.add_component(b.name, _pyomo_constraint(pyo, b, columns))
@@ -651,6 +646,17 @@ def _pyomo_var(pyo, block):
         v.setlb(None if lo != lo else lo)
         v.setub(None if hi != hi else hi)
     return var
+
+
+def _add_pyomo_vars(pyo, spec, model) -> list:
+    """Add one ``Var`` per variable block of ``spec`` to ``model``; store and return the columns in spec order."""
+    columns = []
+    for block in spec.var_blocks.values():
+        var = _pyomo_var(pyo, block)
+        model.add_component(block.name, var)
+        columns.extend(var.values())
+    model._optitree_columns = columns
+    return columns
 
 
 def _linear_expression(columns, idx, coefs, constant=0.0):

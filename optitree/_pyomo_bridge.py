@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._model import ModelSpec, _pyomo_domain, _pyomo_var
+from ._model import ModelSpec, _add_pyomo_vars, _pyomo_domain
 
 __all__ = ["pyomo_mirror", "apply_user_constraints"]
 
@@ -28,12 +28,7 @@ def pyomo_mirror(spec: ModelSpec):
     if not isinstance(spec, ModelSpec):
         raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
     model = pyo.ConcreteModel(name=f"{spec.name}_mirror")
-    columns = []
-    for block in spec.var_blocks.values():
-        var = _pyomo_var(pyo, block)
-        model.add_component(block.name, var)
-        columns.extend(var.values())
-    model._optitree_columns = columns
+    _add_pyomo_vars(pyo, spec, model)
     return model
 
 
