@@ -138,10 +138,8 @@ class BaseCART(BaseEstimator):
         """Post-process a grown tree: minimal cost-complexity pruning at ``ccp_alpha``."""
         return prune_cost_complexity(tree, self.ccp_alpha)
 
-    def _grow_hist_tree(self, data: FitData) -> Tree:
+    def _grow_hist_tree(self, data: FitData, params: GrowthParams) -> Tree:
         """Grow with the histogram split search (:mod:`greedy._hist`)."""
-        params = self._growth_params(data)
-        self.max_features_ = self._resolve_max_features(data.X.shape[1])
         return build_hist_tree(
             data.X.astype(np.float64), data.y, None if data.unit_weight else data.sample_weight,
             task=self._task, criterion=self.criterion, n_classes=data.n_classes, max_bins=self.max_bins,
@@ -308,13 +306,13 @@ class BaseCART(BaseEstimator):
         return max(1, int(mf * n_features))
 
     def _grow_tree(self, data: FitData) -> Tree:
+        params = self._growth_params(data)
+        self.max_features_ = self._resolve_max_features(data.X.shape[1])
         if self.splitter == "hist":
             if data.n_categories.any():
                 raise ValueError("splitter='hist' does not support categorical features; use splitter='best'")
-            return self._grow_hist_tree(data)
+            return self._grow_hist_tree(data, params)
         criterion = make_criterion(self.criterion, self._task, data.y, data.sample_weight, data.n_classes, data.X)
-        params = self._growth_params(data)
-        self.max_features_ = self._resolve_max_features(data.X.shape[1])
         splitter = ExactSplitter(
             data.X,
             criterion,
