@@ -22,6 +22,8 @@ from sklearn.model_selection import train_test_split
 from greedy import CARTClassifier, CARTRegressor
 from optitree import OptimalTreeClassifier, OptimalTreeRegressor, datasets
 
+from .report import markdown_table
+
 # (label, data set, training rows: None = 75 % of the data)
 CLASSIFICATION = (("iris", "iris", None), ("wine", "wine", None), ("breast_cancer", "breast_cancer", None))
 # ORT's big-M LP bound is weak: on all 331 training rows of diabetes not even depth 1 is proven
@@ -62,24 +64,22 @@ def run(name, estimator, split, task):
     if task == "classification":
         row.update(train_acc=estimator.score(X_tr, y_tr), test_acc=estimator.score(X_te, y_te))
     else:
+        pred_tr, pred_te = estimator.predict(X_tr), estimator.predict(X_te)
         row.update(
-            train_mae=mean_absolute_error(y_tr, estimator.predict(X_tr)),
-            test_mae=mean_absolute_error(y_te, estimator.predict(X_te)),
-            train_r2=r2_score(y_tr, estimator.predict(X_tr)), test_r2=r2_score(y_te, estimator.predict(X_te)),
+            train_mae=mean_absolute_error(y_tr, pred_tr), test_mae=mean_absolute_error(y_te, pred_te),
+            train_r2=r2_score(y_tr, pred_tr), test_r2=r2_score(y_te, pred_te),
         )
     return row
 
 
 def table(rows, task) -> str:
     scores = ("train_acc", "test_acc") if task == "classification" else ("train_mae", "test_mae", "train_r2", "test_r2")
-    head = ["dataset", "depth", "method", "time_s", "status", "gap", "leaves", *scores]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    cells = []
     for r in rows:
-        cells = [r["dataset"], str(r["depth"]), r["method"], f"{r['time_s']:.1f}", r["status"],
-                 "-" if r["gap"] is None else f"{r['gap']:.1%}", str(r["leaves"])]
-        cells += [f"{r[s]:.3f}" if "acc" in s or "r2" in s else f"{r[s]:.1f}" for s in scores]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        cells.append([r["dataset"], r["depth"], r["method"], f"{r['time_s']:.1f}", r["status"],
+                      "-" if r["gap"] is None else f"{r['gap']:.1%}", r["leaves"]])
+        cells[-1] += [f"{r[s]:.3f}" if "acc" in s or "r2" in s else f"{r[s]:.1f}" for s in scores]
+    return markdown_table(["dataset", "depth", "method", "time_s", "status", "gap", "leaves", *scores], cells)
 
 
 def main(argv=None):
