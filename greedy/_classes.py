@@ -610,8 +610,6 @@ categorical_features
     def predict(self, X) -> np.ndarray:
         """Predicted target (weighted average over split routes for missing values)."""
         X = self._validate_X_predict(X)
-        if self.tree_.leaf_coef is not None and np.isnan(X).any():
-            raise ValueError("leaf_model='linear' cannot predict samples with missing (NaN) values")
         return self.tree_.predict(X)
 
     def _supports_missing(self) -> bool:
