@@ -428,7 +428,3 @@ class TreeFormulation(ABC):
             left = v <= tree.threshold[node]
             out[tree.children_left[node]], out[tree.children_right[node]] = idx[left], idx[~left]
         return out
-
-    def _majority(self, tree: Tree) -> np.ndarray:
-        """Predicted class code of every node (argmax of its training class weights)."""
-        return tree.value.argmax(axis=1)

@@ -306,7 +306,7 @@ class FlowOCTFormulation(TreeFormulation):
         x = np.zeros(spec.n_cols)
         heap = self._heap_ids(tree)
         samples = self._node_samples(tree)
-        label = self._majority(tree)
+        label = tree.value.argmax(axis=1)  # majority class of every node
         for node in np.flatnonzero(~tree.is_leaf):
             j, idx = tree.feature[node], samples[node]
             vals = self.X[idx, j]
