@@ -21,7 +21,6 @@ Two methods, both returning a new tree re-indexed compactly in depth-first
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 from sklearn.utils import Bunch
 
 from ._tree import _OPTIONAL, LEAF_FEATURE, TREE_LEAF, Tree
@@ -179,25 +178,6 @@ def check_ccp_alpha(ccp_alpha) -> float:
     return float(ccp_alpha)
 
 
-def _node_reach(tree: Tree, X: np.ndarray) -> sparse.csr_matrix:
-    """Weight with which each sample reaches each node, shape (n_samples, n_nodes).
-
-    1 on a sample's root-to-leaf path; a sample split by missing-value routing
-    reaches nodes below the split with its routing weights.
-    """
-    rows, leaves, w = tree.route(X)
-    parent = tree.parent
-    r, c, v = [rows], [leaves], [w]
-    cur_r, cur, cur_w = rows, leaves, w
-    while cur.size:
-        p = parent[cur]
-        keep = p >= 0
-        cur_r, cur, cur_w = cur_r[keep], p[keep], cur_w[keep]
-        r.append(cur_r), c.append(cur), v.append(cur_w)
-    shape = (X.shape[0], tree.node_count)
-    return sparse.csr_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))), shape=shape)
-
-
 def prune_reduced_error(tree: Tree, X_val, y_val, sample_weight=None) -> Tree:
     """Reduced-error pruning on held-out data.
 
@@ -238,7 +218,7 @@ def prune_reduced_error(tree: Tree, X_val, y_val, sample_weight=None) -> Tree:
     sw = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
     if sw.shape != (X.shape[0],):
         raise ValueError(f"sample_weight must have shape ({X.shape[0]},), got {sw.shape}")
-    reach = _node_reach(tree, X).tocoo()
+    reach = tree.node_weights(X).tocoo()
     rows, nodes, w = reach.row, reach.col, reach.data * sw[reach.row]
     if tree.task == "classification":
         if not np.all((y >= 0) & (y < tree.n_classes) & (y == np.floor(y))):

@@ -372,22 +372,27 @@ class Tree:
         out[rows[order][first]] = leaves[order][first]
         return out
 
+    def node_weights(self, X) -> sparse.csr_matrix:
+        """CSR (n_samples, n_nodes): the weight with which each sample reaches each node.
+
+        1 on a sample's root-to-leaf path; below a missing-value split, the routing
+        weights of :meth:`route` (the ancestors shared by several routes sum them back).
+        """
+        rows, leaves, w = self.route(X)
+        parent = self.parent
+        steps = [(rows, leaves, w)]
+        while steps[-1][1].size:
+            r, c, v = steps[-1]
+            p = parent[c]
+            keep = p >= 0
+            steps.append((r[keep], p[keep], v[keep]))
+        r, c, v = (np.concatenate(parts) for parts in zip(*steps))
+        return sparse.csr_matrix((v, (r, c)), shape=(np.asarray(X).shape[0], self.node_count))
+
     def decision_path(self, X) -> sparse.csr_matrix:
         """CSR indicator (n_samples, n_nodes) of the nodes each sample passes through."""
-        rows, leaves, _ = self.route(X)
-        parent = self.parent
-        r, c = [rows], [leaves]
-        cur_r, cur = rows, leaves
-        while cur.size:
-            p = parent[cur]
-            keep = p >= 0
-            cur_r, cur = cur_r[keep], p[keep]
-            r.append(cur_r), c.append(cur)
-        r, c = np.concatenate(r), np.concatenate(c)
-        n = np.asarray(X).shape[0]
-        m = sparse.csr_matrix((np.ones(r.size, np.int8), (r, c)), shape=(n, self.node_count))
-        m.data[:] = 1  # duplicates (shared ancestors of split routes) collapse to 1
-        return m
+        weights = self.node_weights(X)
+        return sparse.csr_matrix((np.ones(weights.nnz, np.int8), weights.indices, weights.indptr), shape=weights.shape)
 
     @property
     def node_proba(self) -> np.ndarray:
