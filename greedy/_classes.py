@@ -50,7 +50,34 @@ class FitData:
     n_categories: np.ndarray  # (n_features,) categories per categorical feature, 0 for numeric ones
 
 
-class BaseCART(BaseEstimator):
+class FittedTreeMixin:
+    """Accessors of a fitted ``tree_`` (a :class:`greedy.Tree`), shared by every tree estimator.
+
+    The estimator provides ``_validate_X_predict(X)`` (its own input checks).
+    """
+
+    def apply(self, X) -> np.ndarray:
+        """Index (in ``tree_``) of the leaf each sample reaches."""
+        X = self._validate_X_predict(X)
+        return self.tree_.apply(X)
+
+    def decision_path(self, X):
+        """CSR indicator matrix (n_samples, n_nodes) of the nodes each sample passes through."""
+        X = self._validate_X_predict(X)
+        return self.tree_.decision_path(X)
+
+    def get_depth(self) -> int:
+        """Depth of the fitted tree (a single leaf has depth 0)."""
+        check_is_fitted(self)
+        return self.tree_.max_depth
+
+    def get_n_leaves(self) -> int:
+        """Number of leaves of the fitted tree."""
+        check_is_fitted(self)
+        return self.tree_.n_leaves
+
+
+class BaseCART(FittedTreeMixin, BaseEstimator):
     """Shared fit/predict machinery of the greedy CART estimators (not for direct use)."""
 
     _task = ""
@@ -341,26 +368,6 @@ class BaseCART(BaseEstimator):
     def _supports_missing(self) -> bool:
         """Whether the chosen options accept NaN in ``X`` (the histogram search does not)."""
         return self.splitter != "hist"
-
-    def apply(self, X) -> np.ndarray:
-        """Index of the leaf each sample ends in."""
-        X = self._validate_X_predict(X)
-        return self.tree_.apply(X)
-
-    def decision_path(self, X):
-        """CSR indicator matrix (n_samples, n_nodes) of the nodes each sample visits."""
-        X = self._validate_X_predict(X)
-        return self.tree_.decision_path(X)
-
-    def get_depth(self) -> int:
-        """Depth of the tree (a single leaf has depth 0)."""
-        check_is_fitted(self)
-        return self.tree_.max_depth
-
-    def get_n_leaves(self) -> int:
-        """Number of leaves."""
-        check_is_fitted(self)
-        return self.tree_.n_leaves
 
     @property
     def feature_importances_(self) -> np.ndarray:

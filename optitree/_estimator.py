@@ -23,6 +23,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from greedy import FittedTreeMixin
+
 from ._model import check_size
 from ._solve import SolveOptions, solve_highs, solve_pyomo
 from ._warmstart import solution_violation, tree_from_init
@@ -31,7 +33,7 @@ from .formulations import InfeasibleStartError
 _REL_TOL = 1e-6
 
 
-class _OptimalTreeBase(BaseEstimator, metaclass=ABCMeta):
+class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
     """Parameters, solve pipeline and tree accessors common to the optimal tree estimators.
 
     Subclasses define ``__init__`` (every parameter of :attr:`_parameter_constraints`),
@@ -197,22 +199,3 @@ class _OptimalTreeBase(BaseEstimator, metaclass=ABCMeta):
         check_is_fitted(self)
         return validate_data(self, X, reset=False, dtype=np.float64)
 
-    def apply(self, X):
-        """Index (in ``tree_``) of the leaf each sample reaches."""
-        X = self._validate_X_predict(X)
-        return self.tree_.apply(X)
-
-    def decision_path(self, X):
-        """CSR indicator matrix (n_samples, n_nodes) of the nodes each sample passes through."""
-        X = self._validate_X_predict(X)
-        return self.tree_.decision_path(X)
-
-    def get_depth(self) -> int:
-        """Depth of the fitted tree."""
-        check_is_fitted(self)
-        return self.tree_.max_depth
-
-    def get_n_leaves(self) -> int:
-        """Number of leaves of the fitted tree."""
-        check_is_fitted(self)
-        return self.tree_.n_leaves
