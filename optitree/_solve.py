@@ -37,7 +37,7 @@ PROGRESS_INTERVAL = 0.5
 # A start is "accepted" if HiGHS logs it as feasible, or if its first improving solution
 # agrees with the start on every given column within this tolerance.
 _START_TOL = 1e-6
-_START_LOG = re.compile(r"MIP start solution is feasible, objective value is\s*(\S+)")
+_START_LOG = re.compile(r"MIP start solution is feasible[,:] objective value is\s*(\S+)")  # HiGHS <= 1.15 ",", 1.16 ":"
 _SCHEDULER_LOG = "global scheduler has already been initialized"
 
 
