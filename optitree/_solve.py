@@ -38,7 +38,7 @@ PROGRESS_INTERVAL = 0.5
 # agrees with the start on every given column within this tolerance.
 _START_TOL = 1e-6
 _START_LOG = re.compile(r"MIP start solution is feasible[,:] objective value is\s*(\S+)")  # HiGHS <= 1.15 ",", 1.16 ":"
-_SCHEDULER_LOG = "global scheduler has already been initialized"
+_SCHEDULER_LOG = "scheduler has already been initialized"  # HiGHS 1.15 "global scheduler ...", 1.16 "the scheduler ..."
 
 
 def relative_gap(objective, bound):
