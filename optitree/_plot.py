@@ -102,10 +102,12 @@ def plot_tree(tree_or_estimator, ax=None, feature_names=None, class_names=None, 
         if not tree.is_leaf[node] and not truncated[node]:
             for child in (tree.children_left[node], tree.children_right[node]):
                 ax.plot([x[node], x[child]], [-depth[node], -depth[child]], color="0.3", lw=1.0, zorder=1)
+    root_edges = []
     if not tree.is_leaf[0] and not truncated[0]:
         for child, word in ((tree.children_left[0], "True"), (tree.children_right[0], "False")):
+            root_edges.append(child)
             edge_labels.append(ax.text((x[0] + x[child]) / 2, -0.5, word, ha="center", va="center",
-                                       fontsize=size * 0.9, zorder=2, color="0.2",
+                                       fontsize=size * 0.9, zorder=4, color="0.2",
                                        bbox=dict(boxstyle="square,pad=0.15", fc="white", ec="none")))
     visible_depth = int(depth[order].max())
     ax.set_xlim(-0.5, n_slots - 0.5)
@@ -113,7 +115,36 @@ def plot_tree(tree_or_estimator, ax=None, feature_names=None, class_names=None, 
     ax.set_axis_off()
     if fontsize is None:
         _fit_fontsize(ax, texts, edge_labels, size, pad)
+    if edge_labels:
+        boxes = dict(zip(order, texts))
+        _place_edge_labels(ax, boxes[0], [boxes[c] for c in root_edges], edge_labels)
     return ax
+
+
+def _place_edge_labels(ax, parent_text, child_texts, labels) -> None:
+    """Put each label on its edge, halfway through the gap between the parent's and the child's box.
+
+    The edge runs between box centres; the label sits where the edge is halfway between the
+    parent box's bottom and the child box's top (box extents measured after font fitting), so
+    it never hides under a tall box.
+    """
+    renderer = ax.figure.canvas.get_renderer()
+    to_data = ax.transData.inverted()
+
+    def vertical_extent(text):
+        bbox = text.get_bbox_patch().get_window_extent(renderer) if text.get_bbox_patch() else \
+            text.get_window_extent(renderer)
+        (_, y0), (_, y1) = to_data.transform([(bbox.x0, bbox.y0), (bbox.x1, bbox.y1)])
+        return y0, y1
+
+    px, py = parent_text.get_position()
+    parent_bottom, _ = vertical_extent(parent_text)
+    for child, label in zip(child_texts, labels):
+        cx, cy = child.get_position()
+        _, child_top = vertical_extent(child)
+        y = (parent_bottom + child_top) / 2 if child_top < parent_bottom else (py + cy) / 2
+        share = (py - y) / (py - cy)  # where the edge crosses height y
+        label.set_position((px + share * (cx - px), y))
 
 
 def _fit_fontsize(ax, node_texts, edge_labels, size: float, pad: float) -> None:

@@ -211,3 +211,20 @@ def test_clear_error_without_matplotlib(monkeypatch):
         optitree.plot_decision_regions(xor_tree(), np.zeros((2, 2)), np.zeros(2, int))
     # the text exports need no matplotlib
     assert optitree.export_text(Tree([-1], [-1], [-2], [NAN], [[1.0, 0.0]], n_features=1)) == "|--- class: 0\n"
+
+
+@pytest.mark.parametrize("figsize", [(10, 6), (6, 3)])
+def test_plot_tree_root_edge_labels_are_not_hidden_by_boxes(figsize):
+    """The True/False labels sit on the root's edges, clear of every node box (issue 12 item 8)."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    fig, ax = plt.subplots(figsize=figsize)
+    optitree.plot_tree(DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y), ax=ax, filled=True)
+    renderer = fig.canvas.get_renderer()
+    labels = [t for t in ax.texts if t.get_text() in ("True", "False")]
+    boxes = [t.get_bbox_patch().get_window_extent(renderer) for t in node_boxes(ax)]
+    assert len(labels) == 2
+    for label in labels:
+        extent = label.get_window_extent(renderer)
+        assert not any(extent.overlaps(box) for box in boxes), label.get_text()
