@@ -113,8 +113,10 @@ def plot_tree(tree_or_estimator, ax=None, feature_names=None, class_names=None, 
     ax.set_xlim(-0.5, n_slots - 0.5)
     ax.set_ylim(-visible_depth - 0.5, 0.5)
     ax.set_axis_off()
+    position = {node: k for k, node in enumerate(order)}
+    labelled_edges = [(position[0], position[child]) for child in root_edges]
     if fontsize is None:
-        _fit_fontsize(ax, texts, edge_labels, size, pad)
+        _fit_fontsize(ax, texts, edge_labels, size, pad, labelled_edges)
     if edge_labels:
         boxes = dict(zip(order, texts))
         _place_edge_labels(ax, boxes[0], [boxes[c] for c in root_edges], edge_labels)
@@ -147,14 +149,16 @@ def _place_edge_labels(ax, parent_text, child_texts, labels) -> None:
         label.set_position((px + share * (cx - px), y))
 
 
-def _fit_fontsize(ax, node_texts, edge_labels, size: float, pad: float) -> None:
+def _fit_fontsize(ax, node_texts, edge_labels, size: float, pad: float, labelled_edges=()) -> None:
     """Shrink all texts so that no two node boxes overlap and every box stays inside the axes.
 
     Box centres are fixed and a box's half-extent grows linearly with the font size
     (text extent plus ``pad`` font sizes), so boxes ``i, j`` are disjoint at scale ``k``
     iff ``k <= max(dx_ij / (w_i + w_j), dy_ij / (h_i + h_j))`` (half-widths ``w``,
-    half-heights ``h``). The largest feasible ``k`` is applied; a re-measure catches
-    rounding in the text layout.
+    half-heights ``h``). A pair ``(i, j)`` of ``labelled_edges`` (indices into
+    ``node_texts``) must also leave the height of its edge label ``l`` between the boxes:
+    ``k <= dy_ij / (h_i + h_j + l)``. The largest feasible ``k`` is applied; a re-measure
+    catches rounding in the text layout.
     """
     figure = ax.figure
     renderer = figure.canvas.get_renderer()
@@ -170,6 +174,10 @@ def _fit_fontsize(ax, node_texts, edge_labels, size: float, pad: float) -> None:
             pair = np.maximum(np.abs(cx[:, None] - cx) / (hw[:, None] + hw),
                               np.abs(cy[:, None] - cy) / (hh[:, None] + hh))
         np.fill_diagonal(pair, np.inf)
+        if labelled_edges:
+            label_h = 1.2 * max(t.get_window_extent(renderer).height for t in edge_labels)
+            for i, j in labelled_edges:
+                pair[i, j] = pair[j, i] = abs(cy[i] - cy[j]) / (hh[i] + hh[j] + label_h)
         inside = np.minimum.reduce([(cx - frame.x0) / hw, (frame.x1 - cx) / hw,
                                     (cy - frame.y0) / hh, (frame.y1 - cy) / hh])
         scale = min(pair.min(), inside.min())

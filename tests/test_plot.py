@@ -213,14 +213,15 @@ def test_clear_error_without_matplotlib(monkeypatch):
     assert optitree.export_text(Tree([-1], [-1], [-2], [NAN], [[1.0, 0.0]], n_features=1)) == "|--- class: 0\n"
 
 
-@pytest.mark.parametrize("figsize", [(10, 6), (6, 3)])
-def test_plot_tree_root_edge_labels_are_not_hidden_by_boxes(figsize):
+@pytest.mark.parametrize("depth, figsize", [(1, (6, 3)), (2, (6, 3)), (3, (10, 6)), (3, (3, 6))])
+def test_plot_tree_root_edge_labels_are_not_hidden_by_boxes(depth, figsize):
     """The True/False labels sit on the root's edges, clear of every node box (issue 12 item 8)."""
     from sklearn.datasets import load_iris
 
     X, y = load_iris(return_X_y=True)
     fig, ax = plt.subplots(figsize=figsize)
-    optitree.plot_tree(DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y), ax=ax, filled=True)
+    optitree.plot_tree(DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y), ax=ax, filled=True)
+    fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     labels = [t for t in ax.texts if t.get_text() in ("True", "False")]
     boxes = [t.get_bbox_patch().get_window_extent(renderer) for t in node_boxes(ax)]
