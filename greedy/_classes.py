@@ -28,7 +28,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ._builder import GrowthParams, TreeBuilder
 from ._criteria import criterion_names, make_criterion
-from ._hist import MAX_BINS_LIMIT, build_hist_tree
+from ._hist import MAX_BINS_LIMIT, FeatureBinner, HistSplitter, check_histogram_criterion
 from ._linear import fit_linear_leaves
 from ._prune import cost_complexity_path, prune_cost_complexity, prune_reduced_error
 from ._splitter import ExactSplitter
@@ -164,17 +164,6 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
     def _finish_tree(self, tree: Tree, data: FitData) -> Tree:
         """Post-process a grown tree: minimal cost-complexity pruning at ``ccp_alpha``."""
         return prune_cost_complexity(tree, self.ccp_alpha)
-
-    def _grow_hist_tree(self, data: FitData, params: GrowthParams) -> Tree:
-        """Grow with the histogram split search (:mod:`greedy._hist`)."""
-        return build_hist_tree(
-            data.X.astype(np.float64), data.y, None if data.unit_weight else data.sample_weight,
-            task=self._task, criterion=self.criterion, n_classes=data.n_classes, max_bins=self.max_bins,
-            max_depth=params.max_depth, min_samples_split=params.min_samples_split,
-            min_samples_leaf=params.min_samples_leaf, min_weight_leaf=params.min_weight_leaf,
-            min_impurity_decrease=params.min_impurity_decrease, max_features=self.max_features_,
-            max_leaf_nodes=params.max_leaf_nodes, random_state=check_random_state(self.random_state),
-        )
 
     def cost_complexity_pruning_path(self, X, y, sample_weight=None):
         """Minimal cost-complexity pruning path of the tree grown on ``(X, y)`` with ``ccp_alpha=0``.
@@ -333,24 +322,23 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         return max(1, int(mf * n_features))
 
     def _grow_tree(self, data: FitData) -> Tree:
+        """Grow with :class:`~greedy._builder.TreeBuilder` and the split search ``splitter`` selects."""
         params = self._growth_params(data)
         self.max_features_ = self._resolve_max_features(data.X.shape[1])
+        criterion = make_criterion(self.criterion, self._task, data.y, data.sample_weight, data.n_classes, data.X)
+        options = dict(min_samples_leaf=params.min_samples_leaf, min_weight_leaf=params.min_weight_leaf,
+                       max_features=self.max_features_, random_state=check_random_state(self.random_state),
+                       unit_weight=data.unit_weight)
         if self.splitter == "hist":
             if data.n_categories.any():
                 raise ValueError("splitter='hist' does not support categorical features; use splitter='best'")
-            return self._grow_hist_tree(data, params)
-        criterion = make_criterion(self.criterion, self._task, data.y, data.sample_weight, data.n_classes, data.X)
-        splitter = ExactSplitter(
-            data.X,
-            criterion,
-            min_samples_leaf=params.min_samples_leaf,
-            min_weight_leaf=params.min_weight_leaf,
-            max_features=self.max_features_,
-            random_state=check_random_state(self.random_state),
-            unit_weight=data.unit_weight,
-            n_categories=data.n_categories,
-        )
-        return TreeBuilder(splitter, criterion, params, self._task, with_missing=True).build(data.sample_weight)
+            check_histogram_criterion(criterion)
+            binner = FeatureBinner(self.max_bins).fit(data.X)
+            splitter = HistSplitter(data.X, binner.transform(data.X), binner.n_bins_, criterion, **options)
+        else:
+            splitter = ExactSplitter(data.X, criterion, n_categories=data.n_categories, **options)
+        builder = TreeBuilder(splitter, criterion, params, self._task, with_missing=self.splitter != "hist")
+        return builder.build(data.sample_weight)
 
     # ------------------------------------------------------------------ predict
     def _validate_X_predict(self, X) -> np.ndarray:
@@ -409,9 +397,10 @@ class CARTClassifier(ClassifierMixin, BaseCART):
         features binned once at quantiles into ``max_bins`` bins, a level of nodes grown with
         one ``bincount`` per feature; much faster on large data, and the same splits as
         ``"best"`` when every feature has at most ``max_bins`` distinct values (up to exact
-        ties and float32 values closer than 1e-7). Criteria ``gini``, ``entropy`` and
-        ``squared_error`` only; no missing values. Supports every other option, with
-        ``max_leaf_nodes`` growing best-first. Its trees are numbered in depth-first preorder.
+        ties and float32 values closer than 1e-7). Every additive criterion (``gini``,
+        ``entropy``, ``squared_error``, ``correlation``, registered ones) but
+        ``misclassification``; no missing values or categorical features. The growth loop,
+        stopping rules and node numbering are the exact search's (:mod:`greedy._builder`).
     max_bins : int, default=255
         Bins per feature for ``splitter="hist"``, in ``[2, 65535]``.
     ccp_alpha : float, default=0.0

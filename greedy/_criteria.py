@@ -19,9 +19,13 @@ Every criterion sees *many* candidate splits at once through a
 of features) and returns their gains as one array. Additive criteria (Gini, entropy,
 misclassification, squared error) obtain the children's statistics from prefix sums along the
 per-node sorted order; absolute error uses range weighted-median queries on a wavelet matrix.
+The histogram search (:mod:`greedy._hist`) uses the same additive criteria through
+:meth:`AdditiveCriterion.histogram` (statistics summed per (node, bin)) and
+:meth:`AdditiveCriterion.score`.
 
 New criteria: subclass :class:`Criterion` (or :class:`AdditiveCriterion`) and decorate with
-:func:`register_criterion`; they then become valid ``criterion=`` values of the estimators.
+:func:`register_criterion`; they then become valid ``criterion=`` values of the estimators
+(an additive one with ``splitter="hist"`` too).
 """
 
 from __future__ import annotations
@@ -57,6 +61,11 @@ def register_criterion(cls: type["Criterion"]) -> type["Criterion"]:
 def criterion_names(task: str) -> set[str]:
     """The live set of registered criterion names for ``task``."""
     return _NAMES[task]
+
+
+def criterion_class(name: str) -> type["Criterion"]:
+    """The registered criterion class called ``name``."""
+    return _REGISTRY[name]
 
 
 def make_criterion(name: str, task: str, y, sample_weight, n_classes: int | None = None, X=None) -> "Criterion":
@@ -104,6 +113,8 @@ class Criterion:
 
     name: ClassVar[str] = ""
     task: ClassVar[str] = ""
+    #: usable by the histogram search (``splitter="hist"``): additive criteria only
+    histogram_search: ClassVar[bool] = False
 
     def __init__(self, y, sample_weight, n_classes: int | None = None, X=None):
         self.y = np.asarray(y)
@@ -152,6 +163,8 @@ class AdditiveCriterion(Criterion):
     ``O(d)`` for ``d`` statistics.
     """
 
+    histogram_search = True
+
     def columns(self, sample: np.ndarray, weight: np.ndarray | None) -> list:
         """Per-entry statistics for entries of samples ``sample`` (any shape) and weights.
 
@@ -169,6 +182,15 @@ class AdditiveCriterion(Criterion):
     def score(self, sums: list) -> np.ndarray:
         """``P`` of groups whose statistics sum to ``sums``: ``-w imp`` up to linear terms."""
         return -sums[0] * self.impurity_from_sums(sums)
+
+    def histogram(self, cell, sample, weight, n_cells: int) -> list:
+        """Statistics (:meth:`columns`) summed per cell: a list of float arrays (n_cells,), weight first.
+
+        Entry ``e`` (sample ``sample[e]``, weight ``weight[e]``; None: unit weights) falls in
+        cell ``cell[e]``.
+        """
+        return [np.bincount(cell, weights=c, minlength=n_cells).astype(np.float64, copy=False)
+                for c in self.columns(sample, weight)]
 
     def node_statistics(self, node, entry_sample, entry_weight, n_nodes: int) -> NodeStatistics:
         cols = self.columns(entry_sample, entry_weight)
@@ -203,6 +225,13 @@ class _ClassCounts(AdditiveCriterion):
         if weight is None:
             return [None] + [y == c for c in range(k - 1)]
         return [weight] + [np.where(y == c, weight, 0.0) for c in range(k - 1)]
+
+    def histogram(self, cell, sample, weight, n_cells: int) -> list:
+        """As :meth:`AdditiveCriterion.histogram`, with one ``bincount`` over (cell, class)."""
+        k = int(self.n_classes)
+        counts = np.bincount(cell * k + self.y[sample], weights=weight, minlength=n_cells * k)
+        counts = counts.reshape(n_cells, k).astype(np.float64, copy=False)
+        return [counts.sum(axis=1)] + [counts[:, c] for c in range(k - 1)]
 
     @staticmethod
     def _counts(sums):
@@ -272,6 +301,7 @@ class Misclassification(_ClassCounts):
     """Misclassification rate ``1 - max_k p_k``; score ``P = max_k c_k``."""
 
     name = "misclassification"
+    histogram_search = False  # not offered with splitter="hist"
 
     def impurity_from_sums(self, sums):
         w, counts = self._counts(sums)
