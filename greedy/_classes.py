@@ -4,7 +4,10 @@
 builder the options select (:meth:`BaseCART._grow_tree`), and stores it as ``tree_``.
 Features are converted to float32 exactly as scikit-learn's trees do, so on the same data
 and hyper-parameters the trees are scikit-learn's (up to exact ties between candidate splits,
-see :mod:`greedy._splitter`); prediction converts ``X`` to float32 too.
+see :mod:`greedy._splitter`); prediction converts ``X`` to float32 too. Features that float32
+cannot hold (a non-zero ``|x|`` outside ``[1.2e-38, 3.4e38]``, where scikit-learn refuses or
+flushes to zero) are kept in float64 instead: each column is divided by a power of two for the
+search (exact) and the thresholds are multiplied back (:func:`feature_dtype`).
 
 Missing values (NaN; infinity is an error) follow C4.5: the split search ignores a feature's
 missing values and a training sample with a missing split value goes down both branches
@@ -35,7 +38,27 @@ from ._splitter import ExactSplitter
 from ._tree import Tree
 
 DTYPE = np.float32  # scikit-learn's tree feature dtype: thresholds are midpoints of float32 values
+FLOAT32 = np.finfo(np.float32)
 MAX_CATEGORIES = 1024  # categorical codes must lie in [0, MAX_CATEGORIES)
+
+
+def feature_dtype(X: np.ndarray) -> type:
+    """float32 (scikit-learn's dtype) if every non-zero finite ``|x|`` lies in float32's normal
+    range ``[1.2e-38, 3.4e38]``, else float64 (no value is lost or turned infinite)."""
+    magnitude = np.abs(X[np.isfinite(X) & (X != 0)])
+    if magnitude.size and (magnitude.min() < FLOAT32.tiny or magnitude.max() > FLOAT32.max):
+        return np.float64
+    return DTYPE
+
+
+def power_of_two_scale(X: np.ndarray) -> np.ndarray:
+    """Per column, ``2**e`` with ``max |x| / 2**e`` in ``[0.5, 1)`` (1 for a zero or all-NaN column).
+
+    Dividing by it is exact (barring subnormal results), so thresholds found on the scaled
+    columns, multiplied back, are the midpoints of the original values.
+    """
+    top = np.nanmax(np.abs(X), axis=0, initial=0.0) if X.size else np.zeros(X.shape[1])
+    return np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)
 
 
 @dataclass
@@ -147,7 +170,7 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training features (converted to float32).
+            Training features (converted to float32, see the module docstring).
         y : array-like of shape (n_samples,)
             Class labels (any hashable, sortable values) or regression targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -204,8 +227,10 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
 
     def _fit_data(self, X, y, sample_weight) -> FitData:
         X = self._encode_categorical_columns(X, fitting=True)
-        X, y = validate_data(self, X, y, dtype=DTYPE, ensure_all_finite="allow-nan",
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
                              y_numeric=self._task == "regression")
+        self._feature_dtype = feature_dtype(X)
+        X = X.astype(self._feature_dtype, copy=False)
         self.is_categorical_ = self._categorical_mask(X.shape[1])
         self.n_categories_ = self._check_codes(X, fitting=True)
         n_classes = None
@@ -325,7 +350,12 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         """Grow with :class:`~greedy._builder.TreeBuilder` and the split search ``splitter`` selects."""
         params = self._growth_params(data)
         self.max_features_ = self._resolve_max_features(data.X.shape[1])
-        criterion = make_criterion(self.criterion, self._task, data.y, data.sample_weight, data.n_classes, data.X)
+        X = data.X
+        scale = None
+        if X.dtype == np.float64:  # features float32 cannot hold: search on power-of-two scaled columns
+            scale = np.where(data.n_categories > 0, 1.0, power_of_two_scale(X))
+            X = X / scale
+        criterion = make_criterion(self.criterion, self._task, data.y, data.sample_weight, data.n_classes, X)
         options = dict(min_samples_leaf=params.min_samples_leaf, min_weight_leaf=params.min_weight_leaf,
                        max_features=self.max_features_, random_state=check_random_state(self.random_state),
                        unit_weight=data.unit_weight)
@@ -333,18 +363,25 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
             if data.n_categories.any():
                 raise ValueError("splitter='hist' does not support categorical features; use splitter='best'")
             check_histogram_criterion(criterion)
-            binner = FeatureBinner(self.max_bins).fit(data.X)
-            splitter = HistSplitter(data.X, binner.transform(data.X), binner.n_bins_, criterion, **options)
+            binner = FeatureBinner(self.max_bins).fit(X)
+            splitter = HistSplitter(X, binner.transform(X), binner.n_bins_, criterion, **options)
         else:
-            splitter = ExactSplitter(data.X, criterion, n_categories=data.n_categories, **options)
+            splitter = ExactSplitter(X, criterion, n_categories=data.n_categories, **options)
         builder = TreeBuilder(splitter, criterion, params, self._task, with_missing=self.splitter != "hist")
-        return builder.build(data.sample_weight)
+        tree = builder.build(data.sample_weight)
+        if scale is not None:
+            numeric = ~tree.is_leaf & ~tree.categorical_nodes
+            tree.threshold[numeric] *= scale[tree.feature[numeric]]
+        return tree
 
     # ------------------------------------------------------------------ predict
     def _validate_X_predict(self, X) -> np.ndarray:
         check_is_fitted(self)
         X = self._encode_categorical_columns(X, fitting=False)
-        X = validate_data(self, X, dtype=DTYPE, reset=False, ensure_all_finite="allow-nan").astype(np.float64)
+        X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite="allow-nan")
+        if getattr(self, "_feature_dtype", DTYPE) == DTYPE:
+            with np.errstate(over="ignore"):  # beyond float32: +-inf, on the same side of every threshold
+                X = X.astype(DTYPE).astype(np.float64)
         self._check_codes(X, fitting=False)
         return X
 

@@ -80,6 +80,33 @@ def make_criterion(name: str, task: str, y, sample_weight, n_classes: int | None
     return cls(y, sample_weight, n_classes, X)
 
 
+def target_scale(y: np.ndarray) -> float:
+    """``2**e`` with ``max |y| / 2**e`` in ``[0.5, 1)`` (1 for all-zero ``y``).
+
+    Regression criteria compute on ``y / 2**e`` (exact, barring subnormal results) so sums of
+    (squared) targets cannot overflow, and multiply values and impurities back on the way out.
+    """
+    top = float(np.max(np.abs(y), initial=0.0))
+    return float(np.ldexp(1.0, np.frexp(top)[1])) if top > 0 else 1.0
+
+
+def check_target_range(y: np.ndarray, sample_weight: np.ndarray, criterion: str, power: int) -> None:
+    """Refuse targets whose total error ``Σ w |y - c|^power`` would overflow in y's units.
+
+    Node impurities are stored in y's units (and weighted by the node weights in feature
+    importances and pruning): ``W (2 max|y|)^power`` must stay finite, ``W = Σ w``.
+    """
+    total = max(float(np.sum(sample_weight)), 1.0)
+    limit = 0.5 * (np.finfo(np.float64).max / total) ** (1.0 / power)
+    top = float(np.max(np.abs(y), initial=0.0))
+    if top >= limit:
+        raise ValueError(
+            f"criterion={criterion!r} supports regression targets with |y| < {limit:.3g} for this total sample "
+            f"weight ({total:.3g}): the node errors in y's units must stay finite; got max |y| = {top:.3g}. "
+            "Rescale y (e.g. divide it by a power of ten) and scale the predictions back."
+        )
+
+
 @dataclass
 class NodeStatistics:
     """Per-node training statistics of a group of nodes (rows align with node ids)."""
@@ -315,8 +342,11 @@ class Misclassification(_ClassCounts):
 class SquaredError(AdditiveCriterion):
     """Weighted variance ``Σ w (y - ȳ)² / Σ w``; leaves predict the weighted mean.
 
-    Statistics ``[w, w y', w y'²]`` of targets centred at the overall weighted mean
-    (``y' = y - ȳ_root``: less cancellation, same splits); score ``P = s_1² / w``.
+    Statistics ``[w, w y', w y'²]`` of targets scaled by a power of two and centred at the
+    overall weighted mean (``y' = y / 2^e - ȳ_root``, :func:`target_scale`: no overflow, less
+    cancellation, same splits); score ``P = s_1² / w``. Values and impurities are returned in
+    y's units; targets whose squared errors overflow there are refused
+    (:func:`check_target_range`).
     """
 
     name = "squared_error"
@@ -324,8 +354,11 @@ class SquaredError(AdditiveCriterion):
 
     def __init__(self, y, sample_weight, n_classes=None, X=None):
         super().__init__(np.asarray(y, dtype=np.float64), sample_weight, n_classes, X)
-        self.offset = float(np.average(self.y, weights=self.sample_weight))
-        self.centred = self.y - self.offset
+        check_target_range(self.y, self.sample_weight, self.name, 2)
+        self.scale = target_scale(self.y)
+        scaled = self.y / self.scale
+        self.offset = float(np.average(scaled, weights=self.sample_weight))
+        self.centred = scaled - self.offset
 
     def columns(self, sample, weight):
         yc = self.centred[sample]
@@ -335,10 +368,10 @@ class SquaredError(AdditiveCriterion):
     def impurity_from_sums(self, sums):
         w = np.asarray(sums[0], dtype=np.float64)
         mean = sums[1] / w
-        return np.maximum(sums[2] / w - mean * mean, 0.0)
+        return np.maximum(sums[2] / w - mean * mean, 0.0) * (self.scale * self.scale)
 
     def value_from_sums(self, sums):
-        return (sums[1] / sums[0] + self.offset)[:, None]
+        return ((sums[1] / sums[0] + self.offset) * self.scale)[:, None]
 
     def score(self, sums):
         return sums[1] * sums[1] / sums[0]
@@ -358,13 +391,17 @@ class AbsoluteError(Criterion):
     queries on a *wavelet matrix* built over the targets' ranks in each sorted row: for a
     block of ``F_b`` features and ``m`` entries, building costs ``O(F_b m log U)`` and the
     queries ``O(n_candidates log U)`` (``U`` distinct targets), all vectorised with numpy.
+    Computed on targets scaled by a power of two (:func:`target_scale`), returned in y's units.
     """
 
     name = "absolute_error"
     task = "regression"
 
     def __init__(self, y, sample_weight, n_classes=None, X=None):
-        super().__init__(np.asarray(y, dtype=np.float64), sample_weight, n_classes, X)
+        y = np.asarray(y, dtype=np.float64)
+        check_target_range(y, sample_weight, self.name, 1)
+        self.scale = target_scale(y)  # computed on y / 2^e (exact): weighted sums cannot overflow
+        super().__init__(y / self.scale, sample_weight, n_classes, X)
         self.levels, self.rank = np.unique(self.y, return_inverse=True)
         self.n_bits = max(1, int(np.ceil(np.log2(max(self.levels.size, 2)))))
 
@@ -390,7 +427,7 @@ class AbsoluteError(Criterion):
         exact = has_prev & (prev_cum == half[first])
         median[med_node[exact]] = 0.5 * (y_s[first[exact] - 1] + y_s[first[exact]])
         ae = np.bincount(node, weights=entry_weight * np.abs(y - median[node]), minlength=n_nodes)
-        return NodeStatistics(median[:, None], ae / total, total, count)
+        return NodeStatistics(median[:, None] * self.scale, ae / total * self.scale, total, count)
 
     def candidate_gain(self, scan) -> np.ndarray:
         flat = np.flatnonzero(scan.valid)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._criteria import AdditiveCriterion, register_criterion
+from ._criteria import AdditiveCriterion, register_criterion, target_scale
 from ._tree import Tree
 
 
@@ -154,8 +154,10 @@ class Correlation(AdditiveCriterion):
         X = np.asarray(X, dtype=np.float64)
         if not np.all(np.isfinite(X)):
             raise ValueError("the correlation criterion needs X without missing (NaN) values")
-        self.offset = float(np.average(self.y, weights=self.sample_weight))
-        self.yc = self.y - self.offset
+        self.scale = target_scale(self.y)  # exact power of two: sums of y'² cannot overflow
+        scaled = self.y / self.scale
+        self.offset = float(np.average(scaled, weights=self.sample_weight))
+        self.yc = scaled - self.offset
         self.Xc = X - np.average(X, axis=0, weights=self.sample_weight)
         self.n_features = X.shape[1]
 
@@ -172,7 +174,7 @@ class Correlation(AdditiveCriterion):
         return correlation_impurity(np.stack([np.asarray(s, np.float64) for s in sums], -1), self.n_features)
 
     def value_from_sums(self, sums):
-        return (sums[1] / sums[0] + self.offset)[:, None]
+        return ((sums[1] / sums[0] + self.offset) * self.scale)[:, None]
 
     def candidate_gain(self, scan) -> np.ndarray:
         samples, weight = scan.samples, scan.weights

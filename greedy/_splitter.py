@@ -204,7 +204,8 @@ class ExactSplitter:
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
-        Training features (converted to float32); NaN marks a missing value.
+        Training features, float32 (scikit-learn's dtype; other dtypes are converted) or float64;
+        NaN marks a missing value.
     criterion : Criterion
     min_samples_leaf : int
     min_weight_leaf : float
@@ -221,7 +222,8 @@ class ExactSplitter:
 
     def __init__(self, X, criterion, *, min_samples_leaf, min_weight_leaf, max_features, random_state, unit_weight,
                  n_categories=None):
-        self.XT = np.ascontiguousarray(np.asarray(X, dtype=np.float32).T)
+        X = np.asarray(X)
+        self.XT = np.ascontiguousarray(X.astype(np.float64 if X.dtype == np.float64 else np.float32).T)
         self.n_features, self.n_samples = self.XT.shape
         self.criterion = criterion
         self.min_samples_leaf = int(min_samples_leaf)

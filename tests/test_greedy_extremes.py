@@ -1,0 +1,70 @@
+"""Extreme magnitudes in greedy CART: they fit exactly or are refused with the supported range.
+
+Truth without trusting the code under test: multiplying targets or features by a power of two
+is exact in floating point, so the right tree on scaled data is the tree on the original data
+with values (targets) or thresholds (features) multiplied by that power of two.
+"""
+
+import numpy as np
+import pytest
+
+from greedy import CARTClassifier, CARTRegressor
+
+
+def _data(n=200, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.rand(n, 3)
+    y = np.where(X[:, 0] > 0.5, 3.0, -1.0) + np.where(X[:, 1] > 0.3, 1.0, 0.0) + 0.1 * rng.randn(n)
+    return X, y
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+@pytest.mark.parametrize("criterion, power", [("squared_error", 2), ("correlation", 0)])
+def test_huge_targets_give_the_scaled_tree(splitter, criterion, power):
+    """2**505 ~ 1e152: squared child sums of the centred targets overflowed before."""
+    X, y = _data()
+    scale = 2.0**505
+    ref = CARTRegressor(criterion=criterion, splitter=splitter, max_depth=3).fit(X, y)
+    big = CARTRegressor(criterion=criterion, splitter=splitter, max_depth=3).fit(X, y * scale)
+    np.testing.assert_array_equal(big.tree_.feature, ref.tree_.feature)
+    np.testing.assert_array_equal(big.tree_.threshold, ref.tree_.threshold)
+    np.testing.assert_array_equal(big.tree_.value, ref.tree_.value * scale)
+    if power:
+        np.testing.assert_array_equal(big.tree_.impurity, ref.tree_.impurity * scale**power)
+    np.testing.assert_array_equal(big.predict(X), ref.predict(X) * scale)
+
+
+def test_absolute_error_targets_near_the_float64_limit():
+    X, y = _data()
+    scale = 2.0**1010  # ~1e304: weighted sums of |y| over 200 samples overflow unscaled
+    ref = CARTRegressor(criterion="absolute_error", max_depth=2).fit(X, y)
+    big = CARTRegressor(criterion="absolute_error", max_depth=2).fit(X, y * scale)
+    np.testing.assert_array_equal(big.tree_.threshold, ref.tree_.threshold)
+    np.testing.assert_array_equal(big.tree_.value, ref.tree_.value * scale)
+    np.testing.assert_array_equal(big.tree_.impurity, ref.tree_.impurity * scale)
+
+
+@pytest.mark.parametrize("criterion, scale", [("squared_error", 1e154), ("squared_error", 1e300),
+                                              ("absolute_error", 1e306)])
+def test_targets_beyond_the_supported_range_are_refused(criterion, scale):
+    X, y = _data()
+    with pytest.raises(ValueError, match=r"supports regression targets with \|y\| < .*e\+.*Rescale y"):
+        CARTRegressor(criterion=criterion).fit(X, y * scale)
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+@pytest.mark.parametrize("scale", [2.0**1000, 2.0**-1000, 2.0**130])
+def test_features_beyond_float32_give_the_scaled_tree(splitter, scale):
+    """~1e301, ~1e-301 and ~1e39: float32 overflows (an error before) or flushes to zero (a
+    single leaf before); the tree must be the unscaled one with thresholds times ``scale``."""
+    X, y = _data()
+    labels = (y > 1).astype(int)
+    ref = CARTClassifier(splitter=splitter, max_depth=3).fit(X.astype(np.float32), labels)
+    big = CARTClassifier(splitter=splitter, max_depth=3).fit(X.astype(np.float32).astype(float) * scale, labels)
+    split = ~ref.tree_.is_leaf
+    np.testing.assert_array_equal(big.tree_.feature, ref.tree_.feature)
+    np.testing.assert_array_equal(big.tree_.threshold[split], ref.tree_.threshold[split] * scale)
+    np.testing.assert_array_equal(big.predict(X.astype(np.float32).astype(float) * scale), ref.predict(X))
+    reg = CARTRegressor(splitter=splitter, max_depth=3).fit(X.astype(np.float32).astype(float) * scale, y)
+    assert reg.score(X.astype(np.float32).astype(float) * scale, y) == pytest.approx(
+        CARTRegressor(splitter=splitter, max_depth=3).fit(X.astype(np.float32), y).score(X, y))
