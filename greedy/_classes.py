@@ -355,7 +355,7 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         if X.dtype == np.float64:  # features float32 cannot hold: search on power-of-two scaled columns
             scale = np.where(data.n_categories > 0, 1.0, power_of_two_scale(X))
             X = X / scale
-        criterion = make_criterion(self.criterion, self._task, data.y, data.sample_weight, data.n_classes, X)
+        criterion = make_criterion(self._criterion_name(), self._task, data.y, data.sample_weight, data.n_classes, X)
         options = dict(min_samples_leaf=params.min_samples_leaf, min_weight_leaf=params.min_weight_leaf,
                        max_features=self.max_features_, random_state=check_random_state(self.random_state),
                        unit_weight=data.unit_weight)
@@ -389,6 +389,10 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = self._supports_missing()
         return tags
+
+    def _criterion_name(self) -> str:
+        """The registered criterion grown with (``criterion``, resolved where it may be None)."""
+        return self.criterion
 
     def _supports_missing(self) -> bool:
         """Whether the chosen options accept NaN in ``X`` (the histogram search does not)."""
@@ -551,10 +555,14 @@ class CARTRegressor(RegressorMixin, BaseCART):
 
     Parameters
     ----------
-    criterion : {"squared_error", "absolute_error"} or a registered name, default="squared_error"
+    criterion : {"squared_error", "absolute_error", "linear_squared_error", "correlation"}, a registered \
+name, or None, default=None
         ``squared_error``: leaves predict the weighted mean; ``absolute_error``: the weighted
-        median. See :mod:`greedy._criteria`. ``correlation``: ``1 - |mean_j corr(x_j, y)|``,
-        for linear leaves (:mod:`greedy._linear`).
+        median. See :mod:`greedy._criteria`. For linear leaves (:mod:`greedy._linear`):
+        ``linear_squared_error``, the squared error of each node's own least-squares linear
+        model, and ``correlation``, ``1 - |mean_j corr(x_j, y)|``. None: ``squared_error``
+        with ``leaf_model="constant"``, ``linear_squared_error`` with ``leaf_model="linear"``
+        (splits chosen for the leaf model).
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_features, \
 random_state, max_leaf_nodes, min_impurity_decrease, splitter, max_bins, ccp_alpha, \
 categorical_features
@@ -565,9 +573,10 @@ categorical_features
         :mod:`greedy._linear`). A node with fewer than ``n_features + 1`` distinct training
         points keeps the constant model (its mean); ``min_samples_leaf >= n_features + 1``
         avoids that on data without duplicate rows.
-        Combine with ``criterion="correlation"`` to choose splits that isolate linear regions.
-        ``ccp_alpha`` and the pruning path use the constant-leaf impurities. Linear leaves
-        (and ``criterion="correlation"``) need ``X`` without missing values, in fit and predict.
+        By default the splits minimise the linear models' squared error
+        (``criterion="linear_squared_error"``); ``ccp_alpha`` and the pruning path use the
+        criterion's impurities. Linear leaves (and the two linear criteria) need ``X``
+        without missing values, in fit and predict.
 
     Attributes
     ----------
@@ -587,21 +596,21 @@ categorical_features
     >>> constant = CARTRegressor(max_depth=3, min_samples_leaf=30).fit(X, y)
     >>> linear = CARTRegressor(max_depth=3, min_samples_leaf=30, leaf_model="linear").fit(X, y)
     >>> round(constant.score(X, y), 2), round(linear.score(X, y), 2)
-    (0.49, 0.62)
+    (0.49, 0.66)
     """
 
     _task = "regression"
 
     _parameter_constraints: dict = {
         **BaseCART._parameter_constraints,
-        "criterion": [StrOptions(criterion_names("regression"))],
+        "criterion": [StrOptions(criterion_names("regression")), None],
         "leaf_model": [StrOptions({"constant", "linear"})],
     }
 
     def __init__(
         self,
         *,
-        criterion="squared_error",
+        criterion=None,
         max_depth=None,
         min_samples_split=2,
         min_samples_leaf=1,
@@ -646,4 +655,10 @@ categorical_features
         return self.tree_.predict(X)
 
     def _supports_missing(self) -> bool:
-        return super()._supports_missing() and self.leaf_model != "linear" and self.criterion != "correlation"
+        return (super()._supports_missing() and self.leaf_model != "linear"
+                and self._criterion_name() not in ("correlation", "linear_squared_error"))
+
+    def _criterion_name(self) -> str:
+        if self.criterion is not None:
+            return self.criterion
+        return "linear_squared_error" if self.leaf_model == "linear" else "squared_error"
