@@ -12,7 +12,9 @@ search (exact) and the thresholds are multiplied back (:func:`feature_dtype`).
 Missing values (NaN; infinity is an error) follow C4.5: the split search ignores a feature's
 missing values and a training sample with a missing split value goes down both branches
 with fractional weights (see :mod:`greedy._builder`); at prediction time it reaches several
-leaves and gets their weighted average (``Tree.missing_left``). Categorical features hold
+leaves and gets their weighted average (``Tree.missing_left``, stored only when the training
+data had missing values; a tree grown on complete data routes a NaN met at prediction time by
+its children's training weights, the same fractions). Categorical features hold
 integer codes and split into two subsets of categories (see :mod:`greedy._splitter`).
 """
 
@@ -76,18 +78,23 @@ class FitData:
 class FittedTreeMixin:
     """Accessors of a fitted ``tree_`` (a :class:`greedy.Tree`), shared by every tree estimator.
 
-    The estimator provides ``_validate_X_predict(X)`` (its own input checks).
+    The estimator provides ``_validate_X_predict(X)`` (its own input checks) and may override
+    :meth:`_routing_tree` (the tree that routes ``X``).
     """
+
+    def _routing_tree(self, X) -> Tree:
+        """The tree that routes the validated ``X``: ``tree_``."""
+        return self.tree_
 
     def apply(self, X) -> np.ndarray:
         """Index (in ``tree_``) of the leaf each sample reaches."""
         X = self._validate_X_predict(X)
-        return self.tree_.apply(X)
+        return self._routing_tree(X).apply(X)
 
     def decision_path(self, X):
         """CSR indicator matrix (n_samples, n_nodes) of the nodes each sample passes through."""
         X = self._validate_X_predict(X)
-        return self.tree_.decision_path(X)
+        return self._routing_tree(X).decision_path(X)
 
     def get_depth(self) -> int:
         """Depth of the fitted tree (a single leaf has depth 0)."""
@@ -222,7 +229,10 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
             y = codes
         sw = None if sample_weight is None else _check_sample_weight(sample_weight, X, dtype=np.float64,
                                                                      ensure_non_negative=True)
-        self.tree_ = prune_reduced_error(self.tree_, X, y, sw)
+        pruned = prune_reduced_error(self._routing_tree(X), X, y, sw)
+        if self.tree_.missing_left is None:
+            pruned.missing_left = None  # routing by training weights stays implicit
+        self.tree_ = pruned
         return self
 
     def _fit_data(self, X, y, sample_weight) -> FitData:
@@ -367,7 +377,8 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
             splitter = HistSplitter(X, binner.transform(X), binner.n_bins_, criterion, **options)
         else:
             splitter = ExactSplitter(X, criterion, n_categories=data.n_categories, **options)
-        builder = TreeBuilder(splitter, criterion, params, self._task, with_missing=self.splitter != "hist")
+        learns_missing = self.splitter != "hist" and bool(np.isnan(data.X).any())
+        builder = TreeBuilder(splitter, criterion, params, self._task, with_missing=learns_missing)
         tree = builder.build(data.sample_weight)
         if scale is not None:
             numeric = ~tree.is_leaf & ~tree.categorical_nodes
@@ -375,6 +386,13 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         return tree
 
     # ------------------------------------------------------------------ predict
+    def _routing_tree(self, X) -> Tree:
+        """``tree_``; for NaN in ``X`` and a tree grown on complete data, ``tree_`` routing NaN
+        by its children's training weights (:meth:`greedy.Tree.with_weight_routing`)."""
+        if self.tree_.missing_left is None and self._supports_missing() and np.isnan(X).any():
+            return self.tree_.with_weight_routing()
+        return self.tree_
+
     def _validate_X_predict(self, X) -> np.ndarray:
         check_is_fitted(self)
         X = self._encode_categorical_columns(X, fitting=False)
@@ -460,8 +478,11 @@ class CARTClassifier(ClassifierMixin, BaseCART):
     Missing values: NaN in ``X`` is a missing value (C4.5): the split search ignores it and
     scales each feature's gain by its known weight fraction; a sample with a missing split
     value goes to both children with weights ``w_L / (w_L + w_R)`` and ``w_R / (w_L + w_R)``
-    (known training weights, stored as ``Tree.missing_left``), at fit and at prediction,
-    where it receives the weighted average of the leaves it reaches. Infinity is an error.
+    (known training weights, stored as ``Tree.missing_left`` when ``X`` had missing values), at
+    fit and at prediction, where it receives the weighted average of the leaves it reaches. A
+    tree fitted on complete data stores no missing-value routing (exports show none) and sends
+    a NaN met at prediction time down both children in proportion to their training weights.
+    Infinity is an error.
 
     Attributes
     ----------
@@ -537,7 +558,7 @@ class CARTClassifier(ClassifierMixin, BaseCART):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities: the weighted class fractions of the leaf (averaged over split routes)."""
         X = self._validate_X_predict(X)
-        return self.tree_.predict(X)
+        return self._routing_tree(X).predict(X)
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Natural logarithm of :meth:`predict_proba` (``-inf`` for probability 0)."""
@@ -652,7 +673,7 @@ categorical_features
     def predict(self, X) -> np.ndarray:
         """Predicted target (weighted average over split routes for missing values)."""
         X = self._validate_X_predict(X)
-        return self.tree_.predict(X)
+        return self._routing_tree(X).predict(X)
 
     def _supports_missing(self) -> bool:
         return (super()._supports_missing() and self.leaf_model != "linear"
