@@ -63,6 +63,16 @@ def power_of_two_scale(X: np.ndarray) -> np.ndarray:
     return np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)
 
 
+def extreme_weight_scale(sample_weight: np.ndarray) -> float:
+    """1, or — when the largest weight lies outside ``[2**-64, 2**64]`` — the power of two that
+    brings it into ``[0.5, 1)``: the trees are grown on ``sample_weight / scale`` (exact), so
+    squared weighted counts neither overflow nor underflow, and node weights are scaled back."""
+    top = float(np.max(sample_weight, initial=0.0))
+    if top == 0.0 or 2.0**-64 <= top <= 2.0**64:
+        return 1.0
+    return float(np.ldexp(1.0, np.frexp(top)[1]))
+
+
 @dataclass
 class FitData:
     """Validated training inputs, as the builders consume them."""
@@ -358,7 +368,9 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
 
     def _grow_tree(self, data: FitData) -> Tree:
         """Grow with :class:`~greedy._builder.TreeBuilder` and the split search ``splitter`` selects."""
+        weight_scale = extreme_weight_scale(data.sample_weight)
         params = self._growth_params(data)
+        params.min_weight_leaf /= weight_scale
         self.max_features_ = self._resolve_max_features(data.X.shape[1])
         X = data.X
         scale = None
@@ -379,7 +391,11 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
             splitter = ExactSplitter(X, criterion, n_categories=data.n_categories, **options)
         learns_missing = self.splitter != "hist" and bool(np.isnan(data.X).any())
         builder = TreeBuilder(splitter, criterion, params, self._task, with_missing=learns_missing)
-        tree = builder.build(data.sample_weight)
+        tree = builder.build(data.sample_weight / weight_scale)
+        if weight_scale != 1.0:  # back to the user's weight units (exact)
+            tree.weighted_n_node_samples *= weight_scale
+            if self._task == "classification":
+                tree.value *= weight_scale
         if scale is not None:
             numeric = ~tree.is_leaf & ~tree.categorical_nodes
             tree.threshold[numeric] *= scale[tree.feature[numeric]]

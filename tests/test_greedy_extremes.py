@@ -68,3 +68,20 @@ def test_features_beyond_float32_give_the_scaled_tree(splitter, scale):
     reg = CARTRegressor(splitter=splitter, max_depth=3).fit(X.astype(np.float32).astype(float) * scale, y)
     assert reg.score(X.astype(np.float32).astype(float) * scale, y) == pytest.approx(
         CARTRegressor(splitter=splitter, max_depth=3).fit(X.astype(np.float32), y).score(X, y))
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+@pytest.mark.parametrize("scale", [2.0**1000, 2.0**-1000])
+@pytest.mark.parametrize("options", [dict(max_depth=3), dict(max_leaf_nodes=6, min_weight_fraction_leaf=0.05)])
+def test_huge_and_tiny_sample_weights_give_the_scaled_tree(splitter, scale, options):
+    """Squared weighted counts overflowed (a single leaf) or underflowed before."""
+    X, y = _data()
+    w = np.random.RandomState(1).randint(1, 4, len(y)).astype(float)
+    labels = (y > 1).astype(int)
+    for Est, target in ((CARTClassifier, labels), (CARTRegressor, y)):
+        ref = Est(splitter=splitter, **options).fit(X, target, sample_weight=w).tree_
+        got = Est(splitter=splitter, **options).fit(X, target, sample_weight=w * scale).tree_
+        np.testing.assert_array_equal(got.threshold, ref.threshold)
+        np.testing.assert_array_equal(got.weighted_n_node_samples, ref.weighted_n_node_samples * scale)
+        np.testing.assert_array_equal(got.value, ref.value * (scale if Est is CARTClassifier else 1.0))
+        np.testing.assert_array_equal(got.impurity, ref.impurity)
