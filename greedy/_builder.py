@@ -10,7 +10,9 @@ Both builders follow scikit-learn's ``DepthFirstTreeBuilder`` / ``BestFirstTreeB
 (``sklearn/tree/_tree.pyx``) rule for rule:
 
 * a node is a leaf without search when ``depth >= max_depth``, ``n < min_samples_split``,
-  ``n < 2 min_samples_leaf``, ``w < 2 min_weight_leaf`` or ``impurity <= eps``;
+  ``n < 2 min_samples_leaf``, ``w < 2 min_weight_leaf`` or ``impurity <= eps``
+  (``Criterion.pure_impurity``: ``eps`` in y's squared units for targets below 1 in magnitude,
+  where scikit-learn's absolute ``eps`` would make every node of tiny targets a leaf);
 * otherwise its best split (:mod:`greedy._splitter`) is kept unless
   ``improvement + eps < min_impurity_decrease``, with the weighted impurity decrease
 
@@ -217,7 +219,7 @@ class TreeBuilder:
             | (count < p.min_samples_split)
             | (count < 2 * p.min_samples_leaf)
             | (weighted < 2 * p.min_weight_leaf)
-            | (impurity <= EPSILON)
+            | (impurity <= self.criterion.pure_impurity)
         )
         return ~leaf
 

@@ -36,6 +36,7 @@ from typing import ClassVar
 import numpy as np
 
 TASKS = ("classification", "regression")
+EPSILON = np.finfo(np.float64).eps
 _LN2 = np.log(2.0)
 
 _REGISTRY: dict[str, type["Criterion"]] = {}
@@ -142,6 +143,8 @@ class Criterion:
     task: ClassVar[str] = ""
     #: usable by the histogram search (``splitter="hist"``): additive criteria only
     histogram_search: ClassVar[bool] = False
+    #: a node whose impurity is at most this is a leaf (scikit-learn: the float64 epsilon)
+    pure_impurity: float = EPSILON
 
     def __init__(self, y, sample_weight, n_classes: int | None = None, X=None):
         self.y = np.asarray(y)
@@ -359,6 +362,7 @@ class SquaredError(AdditiveCriterion):
         scaled = self.y / self.scale
         self.offset = float(np.average(scaled, weights=self.sample_weight))
         self.centred = scaled - self.offset
+        self.pure_impurity = EPSILON * min(1.0, self.scale) ** 2  # relative below |y| ~ 1
 
     def columns(self, sample, weight):
         yc = self.centred[sample]
@@ -402,6 +406,7 @@ class AbsoluteError(Criterion):
         check_target_range(y, sample_weight, self.name, 1)
         self.scale = target_scale(y)  # computed on y / 2^e (exact): weighted sums cannot overflow
         super().__init__(y / self.scale, sample_weight, n_classes, X)
+        self.pure_impurity = EPSILON * min(1.0, self.scale)
         self.levels, self.rank = np.unique(self.y, return_inverse=True)
         self.n_bits = max(1, int(np.ceil(np.log2(max(self.levels.size, 2)))))
 

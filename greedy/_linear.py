@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._criteria import AdditiveCriterion, check_target_range, register_criterion, target_scale
+from ._criteria import EPSILON, AdditiveCriterion, check_target_range, register_criterion, target_scale
 from ._tree import Tree
 
 
@@ -244,6 +244,7 @@ class LinearSquaredError(AdditiveCriterion):
         self.Z = Z / np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)  # y column: scaled once more
         self.y_unit = float(np.ldexp(1.0, np.frexp(top[-1])[1])) if top[-1] > 0 else 1.0
         self.offset = float(np.average(self.y / self.scale, weights=self.sample_weight))
+        self.pure_impurity = EPSILON * min(1.0, self.scale) ** 2
         self.n_features = X.shape[1]
         self.pairs = np.triu_indices(self.n_features + 1)
 

@@ -85,3 +85,18 @@ def test_huge_and_tiny_sample_weights_give_the_scaled_tree(splitter, scale, opti
         np.testing.assert_array_equal(got.weighted_n_node_samples, ref.weighted_n_node_samples * scale)
         np.testing.assert_array_equal(got.value, ref.value * (scale if Est is CARTClassifier else 1.0))
         np.testing.assert_array_equal(got.impurity, ref.impurity)
+
+
+@pytest.mark.parametrize("splitter, criterion, power", [
+    ("best", "squared_error", 2), ("hist", "squared_error", 2), ("best", "absolute_error", 1),
+    ("best", "linear_squared_error", 2), ("hist", "linear_squared_error", 2)])
+def test_tiny_targets_give_the_scaled_tree(splitter, criterion, power):
+    """Targets ~1e-12: squared errors below float64's epsilon made the root a leaf."""
+    X, y = _data()
+    scale = 2.0**-40
+    ref = CARTRegressor(criterion=criterion, splitter=splitter, max_depth=3, min_samples_leaf=5).fit(X, y)
+    tiny = CARTRegressor(criterion=criterion, splitter=splitter, max_depth=3, min_samples_leaf=5).fit(X, y * scale)
+    assert ref.tree_.node_count > 1
+    np.testing.assert_array_equal(tiny.tree_.threshold, ref.tree_.threshold)
+    np.testing.assert_array_equal(tiny.tree_.value, ref.tree_.value * scale)
+    np.testing.assert_allclose(tiny.tree_.impurity, ref.tree_.impurity * scale**power, rtol=1e-12)
