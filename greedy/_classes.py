@@ -7,7 +7,7 @@ and hyper-parameters the trees are scikit-learn's (up to exact ties between cand
 see :mod:`greedy._splitter`); prediction converts ``X`` to float32 too. Features that float32
 cannot hold (a non-zero ``|x|`` outside ``[1.2e-38, 3.4e38]``, where scikit-learn refuses or
 flushes to zero) are kept in float64 instead: each column is divided by a power of two for the
-search (exact) and the thresholds are multiplied back (:func:`feature_dtype`).
+search (exact) and the thresholds are multiplied back (:mod:`greedy._scaling`).
 
 Missing values (NaN; infinity is an error) follow C4.5: the split search ignores a feature's
 missing values and a training sample with a missing split value goes down both branches
@@ -36,41 +36,12 @@ from ._criteria import criterion_names, make_criterion
 from ._hist import MAX_BINS_LIMIT, FeatureBinner, HistSplitter, check_histogram_criterion
 from ._linear import fit_linear_leaves
 from ._prune import cost_complexity_path, prune_cost_complexity, prune_reduced_error
+from ._scaling import column_scales, feature_dtype, weight_scale
 from ._splitter import ExactSplitter
 from ._tree import Tree
 
 DTYPE = np.float32  # scikit-learn's tree feature dtype: thresholds are midpoints of float32 values
-FLOAT32 = np.finfo(np.float32)
 MAX_CATEGORIES = 1024  # categorical codes must lie in [0, MAX_CATEGORIES)
-
-
-def feature_dtype(X: np.ndarray) -> type:
-    """float32 (scikit-learn's dtype) if every non-zero finite ``|x|`` lies in float32's normal
-    range ``[1.2e-38, 3.4e38]``, else float64 (no value is lost or turned infinite)."""
-    magnitude = np.abs(X[np.isfinite(X) & (X != 0)])
-    if magnitude.size and (magnitude.min() < FLOAT32.tiny or magnitude.max() > FLOAT32.max):
-        return np.float64
-    return DTYPE
-
-
-def power_of_two_scale(X: np.ndarray) -> np.ndarray:
-    """Per column, ``2**e`` with ``max |x| / 2**e`` in ``[0.5, 1)`` (1 for a zero or all-NaN column).
-
-    Dividing by it is exact (barring subnormal results), so thresholds found on the scaled
-    columns, multiplied back, are the midpoints of the original values.
-    """
-    top = np.nanmax(np.abs(X), axis=0, initial=0.0) if X.size else np.zeros(X.shape[1])
-    return np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)
-
-
-def extreme_weight_scale(sample_weight: np.ndarray) -> float:
-    """1, or — when the largest weight lies outside ``[2**-64, 2**64]`` — the power of two that
-    brings it into ``[0.5, 1)``: the trees are grown on ``sample_weight / scale`` (exact), so
-    squared weighted counts neither overflow nor underflow, and node weights are scaled back."""
-    top = float(np.max(sample_weight, initial=0.0))
-    if top == 0.0 or 2.0**-64 <= top <= 2.0**64:
-        return 1.0
-    return float(np.ldexp(1.0, np.frexp(top)[1]))
 
 
 @dataclass
@@ -367,39 +338,44 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         return max(1, int(mf * n_features))
 
     def _grow_tree(self, data: FitData) -> Tree:
-        """Grow with :class:`~greedy._builder.TreeBuilder` and the split search ``splitter`` selects."""
-        weight_scale = extreme_weight_scale(data.sample_weight)
+        """Grow with :class:`~greedy._builder.TreeBuilder` and the split search ``splitter`` selects.
+
+        Extreme magnitudes (:mod:`greedy._scaling`): float64 features are searched on
+        power-of-two scaled columns, extreme sample weights divided by a power of two; both are
+        undone on the grown tree.
+        """
+        w_scale = weight_scale(data.sample_weight)
         params = self._growth_params(data)
-        params.min_weight_leaf /= weight_scale
+        params.min_weight_leaf /= w_scale
         self.max_features_ = self._resolve_max_features(data.X.shape[1])
-        X = data.X
-        scale = None
-        if X.dtype == np.float64:  # features float32 cannot hold: search on power-of-two scaled columns
-            scale = np.where(data.n_categories > 0, 1.0, power_of_two_scale(X))
-            X = X / scale
+        x_scale = np.ones(data.X.shape[1])
+        if data.X.dtype == np.float64:  # features float32 cannot hold
+            x_scale = np.where(data.n_categories > 0, 1.0, column_scales(data.X))
+        X = data.X / x_scale if data.X.dtype == np.float64 else data.X
         criterion = make_criterion(self._criterion_name(), self._task, data.y, data.sample_weight, data.n_classes, X)
+        splitter = self._splitter(X, criterion, params, data)
+        learns_missing = self.splitter != "hist" and bool(np.isnan(X).any())
+        tree = TreeBuilder(splitter, criterion, params, self._task, with_missing=learns_missing).build(
+            data.sample_weight / w_scale)
+        tree.weighted_n_node_samples *= w_scale
+        if self._task == "classification":
+            tree.value *= w_scale
+        numeric = ~tree.is_leaf & ~tree.categorical_nodes
+        tree.threshold[numeric] *= x_scale[tree.feature[numeric]]
+        return tree
+
+    def _splitter(self, X, criterion, params: GrowthParams, data: FitData):
+        """The split search of ``splitter``: exact sorted scan or histograms (:mod:`greedy._hist`)."""
         options = dict(min_samples_leaf=params.min_samples_leaf, min_weight_leaf=params.min_weight_leaf,
                        max_features=self.max_features_, random_state=check_random_state(self.random_state),
                        unit_weight=data.unit_weight)
-        if self.splitter == "hist":
-            if data.n_categories.any():
-                raise ValueError("splitter='hist' does not support categorical features; use splitter='best'")
-            check_histogram_criterion(criterion)
-            binner = FeatureBinner(self.max_bins).fit(X)
-            splitter = HistSplitter(X, binner.transform(X), binner.n_bins_, criterion, **options)
-        else:
-            splitter = ExactSplitter(X, criterion, n_categories=data.n_categories, **options)
-        learns_missing = self.splitter != "hist" and bool(np.isnan(data.X).any())
-        builder = TreeBuilder(splitter, criterion, params, self._task, with_missing=learns_missing)
-        tree = builder.build(data.sample_weight / weight_scale)
-        if weight_scale != 1.0:  # back to the user's weight units (exact)
-            tree.weighted_n_node_samples *= weight_scale
-            if self._task == "classification":
-                tree.value *= weight_scale
-        if scale is not None:
-            numeric = ~tree.is_leaf & ~tree.categorical_nodes
-            tree.threshold[numeric] *= scale[tree.feature[numeric]]
-        return tree
+        if self.splitter == "best":
+            return ExactSplitter(X, criterion, n_categories=data.n_categories, **options)
+        if data.n_categories.any():
+            raise ValueError("splitter='hist' does not support categorical features; use splitter='best'")
+        check_histogram_criterion(criterion)
+        binner = FeatureBinner(self.max_bins).fit(X)
+        return HistSplitter(X, binner.transform(X), binner.n_bins_, criterion, **options)
 
     # ------------------------------------------------------------------ predict
     def _routing_tree(self, X) -> Tree:

@@ -35,6 +35,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from ._scaling import check_target_range, target_scale
+
 TASKS = ("classification", "regression")
 EPSILON = np.finfo(np.float64).eps
 _LN2 = np.log(2.0)
@@ -79,33 +81,6 @@ def make_criterion(name: str, task: str, y, sample_weight, n_classes: int | None
     if cls is None or cls.task != task:
         raise ValueError(f"unknown {task} criterion {name!r}; registered: {sorted(_NAMES[task])}")
     return cls(y, sample_weight, n_classes, X)
-
-
-def target_scale(y: np.ndarray) -> float:
-    """``2**e`` with ``max |y| / 2**e`` in ``[0.5, 1)`` (1 for all-zero ``y``).
-
-    Regression criteria compute on ``y / 2**e`` (exact, barring subnormal results) so sums of
-    (squared) targets cannot overflow, and multiply values and impurities back on the way out.
-    """
-    top = float(np.max(np.abs(y), initial=0.0))
-    return float(np.ldexp(1.0, np.frexp(top)[1])) if top > 0 else 1.0
-
-
-def check_target_range(y: np.ndarray, sample_weight: np.ndarray, criterion: str, power: int) -> None:
-    """Refuse targets whose total error ``Σ w |y - c|^power`` would overflow in y's units.
-
-    Node impurities are stored in y's units (and weighted by the node weights in feature
-    importances and pruning): ``W (2 max|y|)^power`` must stay finite, ``W = Σ w``.
-    """
-    total = max(float(np.sum(sample_weight)), 1.0)
-    limit = 0.5 * (np.finfo(np.float64).max / total) ** (1.0 / power)
-    top = float(np.max(np.abs(y), initial=0.0))
-    if top >= limit:
-        raise ValueError(
-            f"criterion={criterion!r} supports regression targets with |y| < {limit:.3g} for this total sample "
-            f"weight ({total:.3g}): the node errors in y's units must stay finite; got max |y| = {top:.3g}. "
-            "Rescale y (e.g. divide it by a power of ten) and scale the predictions back."
-        )
 
 
 @dataclass

@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._criteria import EPSILON, AdditiveCriterion, check_target_range, register_criterion, target_scale
+from ._criteria import EPSILON, AdditiveCriterion, register_criterion
+from ._scaling import check_target_range, power_of_two, target_scale
 from ._tree import Tree
 
 
@@ -240,9 +241,9 @@ class LinearSquaredError(AdditiveCriterion):
         self.scale = target_scale(self.y)
         Z = np.column_stack([X, self.y / self.scale])
         Z = Z - np.average(Z, axis=0, weights=self.sample_weight)
-        top = np.abs(Z).max(axis=0, initial=0.0)
-        self.Z = Z / np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)  # y column: scaled once more
-        self.y_unit = float(np.ldexp(1.0, np.frexp(top[-1])[1])) if top[-1] > 0 else 1.0
+        unit = power_of_two(np.abs(Z).max(axis=0, initial=0.0))
+        self.Z = Z / unit  # columns of order one (the y column is scaled once more)
+        self.y_unit = float(unit[-1])
         self.offset = float(np.average(self.y / self.scale, weights=self.sample_weight))
         self.pure_impurity = EPSILON * min(1.0, self.scale) ** 2
         self.n_features = X.shape[1]
