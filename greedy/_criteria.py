@@ -169,6 +169,8 @@ class AdditiveCriterion(Criterion):
     """
 
     histogram_search = True
+    #: how many leading statistics :meth:`score` reads (None: all); split searches sum only those
+    score_columns: ClassVar[int | None] = None
 
     def columns(self, sample: np.ndarray, weight: np.ndarray | None) -> list:
         """Per-entry statistics for entries of samples ``sample`` (any shape) and weights.
@@ -188,14 +190,17 @@ class AdditiveCriterion(Criterion):
         """``P`` of groups whose statistics sum to ``sums``: ``-w imp`` up to linear terms."""
         return -sums[0] * self.impurity_from_sums(sums)
 
-    def histogram(self, cell, sample, weight, n_cells: int) -> list:
-        """Statistics (:meth:`columns`) summed per cell: a list of float arrays (n_cells,), weight first.
+    def histogram_columns(self, sample, weight):
+        """Per-entry data of :meth:`histogram` for entries of ``sample`` with ``weight`` (None: unit
+        weights), computed once and binned for every feature: the first ``score_columns`` statistics."""
+        return self.columns(sample, weight)[: self.score_columns]
 
-        Entry ``e`` (sample ``sample[e]``, weight ``weight[e]``; None: unit weights) falls in
-        cell ``cell[e]``.
+    def histogram(self, cell, columns, n_cells: int) -> list:
+        """Statistics summed per cell (entry ``e`` in ``cell[e]``): float arrays (n_cells,), weight first.
+
+        ``columns`` comes from :meth:`histogram_columns`.
         """
-        return [np.bincount(cell, weights=c, minlength=n_cells).astype(np.float64, copy=False)
-                for c in self.columns(sample, weight)]
+        return [np.bincount(cell, weights=c, minlength=n_cells).astype(np.float64, copy=False) for c in columns]
 
     def node_statistics(self, node, entry_sample, entry_weight, n_nodes: int) -> NodeStatistics:
         cols = self.columns(entry_sample, entry_weight)
@@ -210,7 +215,7 @@ class AdditiveCriterion(Criterion):
 
     def candidate_gain(self, scan) -> np.ndarray:
         lefts, rights, knowns = [], [], []
-        for col in self.columns(scan.samples, scan.weights):
+        for col in self.columns(scan.samples, scan.weights)[: self.score_columns]:
             left, known = scan.left_and_known(col)
             lefts.append(left)
             rights.append(scan.expand(known) - left)
@@ -231,10 +236,14 @@ class _ClassCounts(AdditiveCriterion):
             return [None] + [y == c for c in range(k - 1)]
         return [weight] + [np.where(y == c, weight, 0.0) for c in range(k - 1)]
 
-    def histogram(self, cell, sample, weight, n_cells: int) -> list:
+    def histogram_columns(self, sample, weight):
+        return self.y[sample], weight
+
+    def histogram(self, cell, columns, n_cells: int) -> list:
         """As :meth:`AdditiveCriterion.histogram`, with one ``bincount`` over (cell, class)."""
         k = int(self.n_classes)
-        counts = np.bincount(cell * k + self.y[sample], weights=weight, minlength=n_cells * k)
+        y, weight = columns
+        counts = np.bincount(cell * k + y, weights=weight, minlength=n_cells * k)
         counts = counts.reshape(n_cells, k).astype(np.float64, copy=False)
         return [counts.sum(axis=1)] + [counts[:, c] for c in range(k - 1)]
 
@@ -329,6 +338,7 @@ class SquaredError(AdditiveCriterion):
 
     name = "squared_error"
     task = "regression"
+    score_columns = 2  # w, w y'
 
     def __init__(self, y, sample_weight, n_classes=None, X=None):
         super().__init__(np.asarray(y, dtype=np.float64), sample_weight, n_classes, X)

@@ -202,9 +202,10 @@ class HistSplitter:
             lo, hi = batch.seg_start[a], batch.seg_start[b - 1] + batch.seg_len[b - 1]
             part_node, part_samples = node[lo:hi] - a, samples[lo:hi]
             part_weights = None if weights is None else weights[lo:hi]
+            columns = self.criterion.histogram_columns(part_samples, part_weights)
             for f in range(F):
                 score[a:b, f], split_bin[a:b, f], varies[a:b, f] = self._search_feature(
-                    f, part_node, b - a, part_samples, part_weights)
+                    f, part_node, b - a, part_samples, part_weights is None, columns)
         if self.max_features < F:
             score[~draw_eligible_features(self.random_state, varies, self.max_features)] = -np.inf
         feature = np.argmax(score, axis=1)  # lowest feature index on ties
@@ -214,15 +215,16 @@ class HistSplitter:
         threshold = self._thresholds(batch, samples, np.where(found, feature, 0), split_bin[nodes, feature])
         return SplitChoice(found, np.where(found, feature, -2), np.where(found, threshold, np.nan), gain)
 
-    def _search_feature(self, f: int, node, n_nodes: int, samples, weights):
+    def _search_feature(self, f: int, node, n_nodes: int, samples, unit_weight: bool, columns):
         """Best position per node on feature ``f``: (score, bin, feature varies in the node).
 
-        Position ``b`` sends bins ``0..b`` left; invalid positions score ``-inf``.
+        Position ``b`` sends bins ``0..b`` left; invalid positions score ``-inf``. ``columns``:
+        the entries' :meth:`~greedy._criteria.AdditiveCriterion.histogram_columns`.
         """
         B = int(self.n_bins[f])
         cell = np.multiply(node, B, dtype=np.intp)
         cell += self.codes[f, samples]
-        sums = [s.reshape(n_nodes, B) for s in self.criterion.histogram(cell, samples, weights, n_nodes * B)]
+        sums = [s.reshape(n_nodes, B) for s in self.criterion.histogram(cell, columns, n_nodes * B)]
         occupied = np.cumsum(sums[0] > 0, axis=1)  # every entry has a positive weight
         varies = occupied[:, -1] >= 2
         if B == 1:
@@ -232,7 +234,7 @@ class HistSplitter:
         left = [c[:, :-1] for c in cumulative]
         right = [c[:, -1:] - l for c, l in zip(cumulative, left)]
         if self.min_samples_leaf > 1:
-            if weights is None:
+            if unit_weight:
                 n_left, n_total = left[0], cumulative[0][:, -1:]
             else:
                 counts = np.cumsum(np.bincount(cell, minlength=n_nodes * B).reshape(n_nodes, B), axis=1)
