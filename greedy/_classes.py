@@ -235,6 +235,11 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
                 raise ValueError("y contains NaN or infinity")
         unit_weight = sample_weight is None
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        with np.errstate(over="ignore"):
+            total_weight = sample_weight.sum()
+        if not np.isfinite(total_weight):
+            raise ValueError(f"sample_weight must sum to at most {np.finfo(np.float64).max:.3g} (node weights are "
+                             "stored as sums of weights); rescale sample_weight")
         return FitData(X, y, sample_weight, unit_weight, n_classes, self.n_categories_)
 
     # ------------------------------------------------------------------ categorical features

@@ -24,9 +24,10 @@ WEIGHT_RANGE = (2.0**-64, 2.0**64)
 
 
 def power_of_two(top):
-    """``2**e`` with ``top / 2**e`` in ``[0.5, 1)`` (elementwise; 1 where ``top`` is 0)."""
+    """``2**e`` with ``top / 2**e`` in ``[0.5, 1)`` (elementwise; 1 where ``top`` is 0), and at
+    most ``2**1023`` (the largest finite power of two: then the ratio lies in ``[1, 2)``)."""
     top = np.asarray(top, dtype=np.float64)
-    return np.where(top > 0, np.ldexp(1.0, np.frexp(top)[1]), 1.0)
+    return np.where(top > 0, np.ldexp(1.0, np.minimum(np.frexp(top)[1], 1023)), 1.0)
 
 
 def target_scale(y: np.ndarray) -> float:

@@ -100,3 +100,21 @@ def test_tiny_targets_give_the_scaled_tree(splitter, criterion, power):
     np.testing.assert_array_equal(tiny.tree_.threshold, ref.tree_.threshold)
     np.testing.assert_array_equal(tiny.tree_.value, ref.tree_.value * scale)
     np.testing.assert_allclose(tiny.tree_.impurity, ref.tree_.impurity * scale**power, rtol=1e-12)
+
+
+@pytest.mark.parametrize("splitter", ["best", "hist"])
+def test_largest_finite_magnitudes(splitter):
+    """Features, weights and (correlation) targets near the largest float64, 1.8e308."""
+    X, y = _data()
+    top = np.finfo(np.float64).max
+    X_big = X.astype(np.float32).astype(float) / 2 * top  # in [0, top / 2): halving first keeps it finite
+    X_big[0, 0], X_big[1, 0] = -top, top
+    labels = (y > 1).astype(int)
+    weight = np.full(len(y), top / (2 * len(y)))  # huge weights whose sum is finite
+    est = CARTClassifier(splitter=splitter, max_depth=3).fit(X_big, labels, sample_weight=weight)
+    assert np.all(np.isfinite(est.tree_.threshold[~est.tree_.is_leaf]))
+    assert np.all(np.isfinite(est.tree_.value)) and est.score(X_big, labels) > 0.9
+    with pytest.raises(ValueError, match="sample_weight must sum to at most 1.8e\\+308"):
+        CARTClassifier(splitter=splitter).fit(X, labels, sample_weight=np.full(len(y), top))
+    reg = CARTRegressor(criterion="correlation", splitter=splitter, max_depth=2).fit(X, y / 8 * top)
+    assert np.all(np.isfinite(reg.predict(X)))
