@@ -36,7 +36,7 @@ from ._criteria import criterion_names, make_criterion
 from ._hist import MAX_BINS_LIMIT, FeatureBinner, HistSplitter, check_histogram_criterion
 from ._linear import fit_linear_leaves
 from ._prune import cost_complexity_path, prune_cost_complexity, prune_reduced_error
-from ._scaling import column_scales, feature_dtype, weight_scale
+from ._scaling import column_scales, extreme_scale, feature_dtype
 from ._splitter import ExactSplitter
 from ._tree import Tree
 
@@ -349,7 +349,7 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         power-of-two scaled columns, extreme sample weights divided by a power of two; both are
         undone on the grown tree.
         """
-        w_scale = weight_scale(data.sample_weight)
+        w_scale = extreme_scale(data.sample_weight)
         params = self._growth_params(data)
         params.min_weight_leaf /= w_scale
         self.max_features_ = self._resolve_max_features(data.X.shape[1])

@@ -35,7 +35,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ._scaling import check_target_range, target_scale
+from ._scaling import check_target_range, extreme_scale, target_scale
 
 TASKS = ("classification", "regression")
 EPSILON = np.finfo(np.float64).eps
@@ -123,7 +123,8 @@ class Criterion:
 
     def __init__(self, y, sample_weight, n_classes: int | None = None, X=None):
         self.y = np.asarray(y)
-        self.sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        self.sample_weight = sample_weight / extreme_scale(sample_weight)  # weighted means cannot overflow
         self.n_classes = n_classes
         self.X = X
 
@@ -342,7 +343,7 @@ class SquaredError(AdditiveCriterion):
 
     def __init__(self, y, sample_weight, n_classes=None, X=None):
         super().__init__(np.asarray(y, dtype=np.float64), sample_weight, n_classes, X)
-        check_target_range(self.y, self.sample_weight, self.name, 2)
+        check_target_range(self.y, sample_weight, self.name, 2)
         self.scale = target_scale(self.y)
         scaled = self.y / self.scale
         self.offset = float(np.average(scaled, weights=self.sample_weight))

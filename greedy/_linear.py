@@ -20,7 +20,9 @@ Fallback: a node with fewer than ``n_features + 1`` distinct training points
 a **constant model**: ``c = 0`` and ``b`` = the node's weighted mean, i.e. the ordinary
 regression-tree prediction. Counting distinct points makes integer weights and
 repeated samples give the same model. Use ``min_samples_leaf >= n_features + 1`` to
-give every leaf of data without duplicates a linear model.
+give every leaf of data without duplicates a linear model. Extreme magnitudes are fitted on
+power-of-two scaled features, targets and weights (:mod:`greedy._scaling`); a node whose
+slopes overflow float64 (e.g. targets of 1e12 on features of 1e-300) keeps the constant model.
 
 Two split criteria choose splits for linear leaves. ``linear_squared_error``
 (:class:`LinearSquaredError`, the default with ``leaf_model="linear"``) scores a node by the
@@ -45,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._criteria import EPSILON, AdditiveCriterion, register_criterion
-from ._scaling import check_target_range, power_of_two, target_scale
+from ._scaling import check_target_range, extreme_scale, power_of_two, target_scale
 from ._tree import Tree
 
 
@@ -92,16 +94,22 @@ def fit_linear_leaves(tree: Tree, X, y, sample_weight=None) -> Tree:
         if rows.size == 0:
             intercept[node] = tree.value[node, 0]
             continue
-        wn = w[rows]
-        x_mean = np.average(X[rows], axis=0, weights=wn)
-        y_mean = float(np.average(y[rows], weights=wn))
-        intercept[node] = y_mean
+        # extreme magnitudes: work on power-of-two scaled weights, features and targets (exact)
+        wn = w[rows] / extreme_scale(w[rows])
+        x_unit, y_unit = extreme_scale(X[rows]), extreme_scale(y[rows])  # 1 unless extreme
+        xn, yn = X[rows] / x_unit, y[rows] / y_unit
+        x_mean = np.average(xn, axis=0, weights=wn)
+        y_mean = float(np.average(yn, weights=wn))
+        intercept[node] = y_mean * y_unit
         if rows.size < n_features + 1 or np.unique(X[rows], axis=0).shape[0] < n_features + 1:
             continue  # under-determined: constant model
         root_w = np.sqrt(wn)
-        c, *_ = np.linalg.lstsq((X[rows] - x_mean) * root_w[:, None], (y[rows] - y_mean) * root_w, rcond=None)
-        coef[node] = c
-        intercept[node] = y_mean - c @ x_mean
+        c, *_ = np.linalg.lstsq((xn - x_mean) * root_w[:, None], (yn - y_mean) * root_w, rcond=None)
+        with np.errstate(over="ignore", invalid="ignore"):
+            b = (y_mean - c @ x_mean) * y_unit
+            c = c * (y_unit / x_unit)
+        if np.all(np.isfinite(c)) and np.isfinite(b):  # else the slopes overflow float64: constant model
+            coef[node], intercept[node] = c, b
     d = tree.to_dict()
     d.update(leaf_coef=coef, leaf_intercept=intercept)
     return Tree.from_dict(d)
@@ -236,8 +244,9 @@ class LinearSquaredError(AdditiveCriterion):
             raise ValueError("the linear_squared_error criterion needs the training features X")
         X = np.asarray(X, dtype=np.float64)
         if not np.all(np.isfinite(X)):
-            raise ValueError("the linear_squared_error criterion needs X without missing (NaN) values")
-        check_target_range(self.y, self.sample_weight, self.name, 2)
+            raise ValueError("the linear_squared_error criterion (the default with leaf_model='linear') needs X "
+                             "without missing (NaN) values")
+        check_target_range(self.y, sample_weight, self.name, 2)
         self.scale = target_scale(self.y)
         Z = np.column_stack([X, self.y / self.scale])
         Z = Z - np.average(Z, axis=0, weights=self.sample_weight)

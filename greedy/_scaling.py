@@ -10,8 +10,8 @@ magnitudes would overflow or underflow:
   refused (:func:`check_target_range`);
 * features that float32 cannot hold (:func:`feature_dtype`): kept in float64 and searched on
   power-of-two scaled columns (:func:`column_scales`), thresholds multiplied back;
-* sample weights far from 1 (:func:`weight_scale`): the tree is grown on ``w / 2**e`` and node
-  weights are multiplied back.
+* sample weights far from 1 (:func:`extreme_scale`): the tree is grown on ``w / 2**e`` and node
+  weights are multiplied back; linear leaves are fitted on scaled features and targets.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 FLOAT32 = np.finfo(np.float32)
-#: sample weights whose largest value lies inside this range are used as given
-WEIGHT_RANGE = (2.0**-64, 2.0**64)
+#: magnitudes used as given by :func:`extreme_scale` (sample weights, linear-leaf fits)
+SAFE_RANGE = (2.0**-64, 2.0**64)
 
 
 def power_of_two(top):
@@ -41,11 +41,11 @@ def column_scales(X: np.ndarray) -> np.ndarray:
     return power_of_two(finite.max(axis=0, initial=0.0))
 
 
-def weight_scale(sample_weight: np.ndarray) -> float:
-    """1 if the largest weight lies in :data:`WEIGHT_RANGE`, else its power of two: squared
-    weighted counts then neither overflow nor underflow."""
-    top = float(np.max(sample_weight, initial=0.0))
-    if top == 0.0 or WEIGHT_RANGE[0] <= top <= WEIGHT_RANGE[1]:
+def extreme_scale(values: np.ndarray) -> float:
+    """1 if the largest ``|value|`` lies in :data:`SAFE_RANGE` (or is 0), else its power of two:
+    squares and products of the scaled values neither overflow nor underflow."""
+    top = float(np.max(np.abs(values), initial=0.0))
+    if top == 0.0 or SAFE_RANGE[0] <= top <= SAFE_RANGE[1]:
         return 1.0
     return float(power_of_two(top))
 

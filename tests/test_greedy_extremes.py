@@ -118,3 +118,17 @@ def test_largest_finite_magnitudes(splitter):
         CARTClassifier(splitter=splitter).fit(X, labels, sample_weight=np.full(len(y), top))
     reg = CARTRegressor(criterion="correlation", splitter=splitter, max_depth=2).fit(X, y / 8 * top)
     assert np.all(np.isfinite(reg.predict(X)))
+
+
+@pytest.mark.parametrize("x_scale, w_scale", [(2.0**40, 2.0**990), (2.0**-1000, 1.0), (2.0**1000, 2.0**-1000)])
+def test_linear_leaves_with_extreme_magnitudes(x_scale, w_scale):
+    """Weighted means overflowed (NaN leaves) and least squares on subnormal columns failed
+    ("SVD did not converge") before; the model tree must predict as on unscaled data."""
+    X, y = _data()
+    X = X.astype(np.float32).astype(float)
+    w = np.random.RandomState(2).randint(1, 4, len(y)).astype(float)
+    ref = CARTRegressor(leaf_model="linear", max_depth=2, min_samples_leaf=10).fit(X, y, sample_weight=w)
+    got = CARTRegressor(leaf_model="linear", max_depth=2, min_samples_leaf=10).fit(X * x_scale, y,
+                                                                                 sample_weight=w * w_scale)
+    np.testing.assert_array_equal(got.tree_.feature, ref.tree_.feature)
+    np.testing.assert_allclose(got.predict(X * x_scale), ref.predict(X), rtol=1e-9)
