@@ -33,7 +33,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ._builder import GrowthParams, TreeBuilder
 from ._criteria import criterion_names, make_criterion
-from ._hist import MAX_BINS_LIMIT, FeatureBinner, HistSplitter, check_histogram_criterion
+from ._hist import MAX_BINS_LIMIT, FeatureBinner, HistSplitter
 from ._linear import fit_linear_leaves
 from ._prune import cost_complexity_path, prune_cost_complexity, prune_reduced_error
 from ._scaling import column_scales, extreme_scale, feature_dtype
@@ -378,7 +378,6 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
             return ExactSplitter(X, criterion, n_categories=data.n_categories, **options)
         if data.n_categories.any():
             raise ValueError("splitter='hist' does not support categorical features; use splitter='best'")
-        check_histogram_criterion(criterion)
         binner = FeatureBinner(self.max_bins).fit(X)
         return HistSplitter(X, binner.transform(X), binner.n_bins_, criterion, **options)
 

@@ -166,7 +166,7 @@ class HistSplitter:
                  unit_weight):
         check_histogram_criterion(criterion)
         self.XT = np.ascontiguousarray(np.asarray(X, dtype=np.float64).T)
-        self.n_features, self.n_samples = self.XT.shape
+        self.n_features = self.XT.shape[0]
         self.codes = codes
         self.n_bins = np.asarray(n_bins, np.intp)
         self.criterion = criterion
