@@ -1,10 +1,18 @@
-"""Tree growth: depth-first semantics computed level by level, and best-first growth.
+"""The one tree-growth loop of greedy CART: depth-first (level by level) and best-first growth.
+
+The loop is independent of how a node's best split is searched: a *splitter* does that
+(:class:`greedy._splitter.ExactSplitter`, the sorted scan; :class:`greedy._hist.HistSplitter`,
+histograms of binned features), and a criterion (:mod:`greedy._criteria`, one registry for
+both) gives node statistics and split scores. A new split search is a new splitter class
+with the interface documented in :class:`TreeBuilder`.
 
 Both builders follow scikit-learn's ``DepthFirstTreeBuilder`` / ``BestFirstTreeBuilder``
 (``sklearn/tree/_tree.pyx``) rule for rule:
 
 * a node is a leaf without search when ``depth >= max_depth``, ``n < min_samples_split``,
-  ``n < 2 min_samples_leaf``, ``w < 2 min_weight_leaf`` or ``impurity <= eps``;
+  ``n < 2 min_samples_leaf``, ``w < 2 min_weight_leaf`` or ``impurity <= eps``
+  (``Criterion.pure_impurity``: ``eps`` in y's squared units for targets below 1 in magnitude,
+  where scikit-learn's absolute ``eps`` would make every node of tiny targets a leaf);
 * otherwise its best split (:mod:`greedy._splitter`) is kept unless
   ``improvement + eps < min_impurity_decrease``, with the weighted impurity decrease
 
@@ -164,7 +172,10 @@ class TreeBuilder:
 
     Parameters
     ----------
-    splitter : ExactSplitter or any object with ``sorted_order``, ``goes_left``, ``best_splits``,
+    splitter : ExactSplitter, HistSplitter, or any object with
+        ``sorted_order(samples) -> order`` (rows of entry ids, each row kept in its order when
+        nodes split), ``best_splits(batch, entry_sample, entry_weight, identity_entries) ->
+        SplitChoice``, ``goes_left(samples, nodes, choice) -> (left, missing)``,
         ``n_features`` and ``category_width`` (see :class:`greedy._splitter.ExactSplitter`).
     criterion : Criterion
     params : GrowthParams
@@ -208,7 +219,7 @@ class TreeBuilder:
             | (count < p.min_samples_split)
             | (count < 2 * p.min_samples_leaf)
             | (weighted < 2 * p.min_weight_leaf)
-            | (impurity <= EPSILON)
+            | (impurity <= self.criterion.pure_impurity)
         )
         return ~leaf
 

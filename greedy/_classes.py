@@ -4,12 +4,17 @@
 builder the options select (:meth:`BaseCART._grow_tree`), and stores it as ``tree_``.
 Features are converted to float32 exactly as scikit-learn's trees do, so on the same data
 and hyper-parameters the trees are scikit-learn's (up to exact ties between candidate splits,
-see :mod:`greedy._splitter`); prediction converts ``X`` to float32 too.
+see :mod:`greedy._splitter`); prediction converts ``X`` to float32 too. Features that float32
+cannot hold (a non-zero ``|x|`` outside ``[1.2e-38, 3.4e38]``, where scikit-learn refuses or
+flushes to zero) are kept in float64 instead: each column is divided by a power of two for the
+search (exact) and the thresholds are multiplied back (:mod:`greedy._scaling`).
 
 Missing values (NaN; infinity is an error) follow C4.5: the split search ignores a feature's
 missing values and a training sample with a missing split value goes down both branches
 with fractional weights (see :mod:`greedy._builder`); at prediction time it reaches several
-leaves and gets their weighted average (``Tree.missing_left``). Categorical features hold
+leaves and gets their weighted average (``Tree.missing_left``, stored only when the training
+data had missing values; a tree grown on complete data routes a NaN met at prediction time by
+its children's training weights, the same fractions). Categorical features hold
 integer codes and split into two subsets of categories (see :mod:`greedy._splitter`).
 """
 
@@ -28,9 +33,10 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ._builder import GrowthParams, TreeBuilder
 from ._criteria import criterion_names, make_criterion
-from ._hist import MAX_BINS_LIMIT, build_hist_tree
+from ._hist import MAX_BINS_LIMIT, FeatureBinner, HistSplitter
 from ._linear import fit_linear_leaves
 from ._prune import cost_complexity_path, prune_cost_complexity, prune_reduced_error
+from ._scaling import column_scales, extreme_scale, feature_dtype
 from ._splitter import ExactSplitter
 from ._tree import Tree
 
@@ -53,18 +59,23 @@ class FitData:
 class FittedTreeMixin:
     """Accessors of a fitted ``tree_`` (a :class:`greedy.Tree`), shared by every tree estimator.
 
-    The estimator provides ``_validate_X_predict(X)`` (its own input checks).
+    The estimator provides ``_validate_X_predict(X)`` (its own input checks) and may override
+    :meth:`_routing_tree` (the tree that routes ``X``).
     """
+
+    def _routing_tree(self, X) -> Tree:
+        """The tree that routes the validated ``X``: ``tree_``."""
+        return self.tree_
 
     def apply(self, X) -> np.ndarray:
         """Index (in ``tree_``) of the leaf each sample reaches."""
         X = self._validate_X_predict(X)
-        return self.tree_.apply(X)
+        return self._routing_tree(X).apply(X)
 
     def decision_path(self, X):
         """CSR indicator matrix (n_samples, n_nodes) of the nodes each sample passes through."""
         X = self._validate_X_predict(X)
-        return self.tree_.decision_path(X)
+        return self._routing_tree(X).decision_path(X)
 
     def get_depth(self) -> int:
         """Depth of the fitted tree (a single leaf has depth 0)."""
@@ -147,7 +158,7 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training features (converted to float32).
+            Training features (converted to float32, see the module docstring).
         y : array-like of shape (n_samples,)
             Class labels (any hashable, sortable values) or regression targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -164,17 +175,6 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
     def _finish_tree(self, tree: Tree, data: FitData) -> Tree:
         """Post-process a grown tree: minimal cost-complexity pruning at ``ccp_alpha``."""
         return prune_cost_complexity(tree, self.ccp_alpha)
-
-    def _grow_hist_tree(self, data: FitData, params: GrowthParams) -> Tree:
-        """Grow with the histogram split search (:mod:`greedy._hist`)."""
-        return build_hist_tree(
-            data.X.astype(np.float64), data.y, None if data.unit_weight else data.sample_weight,
-            task=self._task, criterion=self.criterion, n_classes=data.n_classes, max_bins=self.max_bins,
-            max_depth=params.max_depth, min_samples_split=params.min_samples_split,
-            min_samples_leaf=params.min_samples_leaf, min_weight_leaf=params.min_weight_leaf,
-            min_impurity_decrease=params.min_impurity_decrease, max_features=self.max_features_,
-            max_leaf_nodes=params.max_leaf_nodes, random_state=check_random_state(self.random_state),
-        )
 
     def cost_complexity_pruning_path(self, X, y, sample_weight=None):
         """Minimal cost-complexity pruning path of the tree grown on ``(X, y)`` with ``ccp_alpha=0``.
@@ -210,13 +210,18 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
             y = codes
         sw = None if sample_weight is None else _check_sample_weight(sample_weight, X, dtype=np.float64,
                                                                      ensure_non_negative=True)
-        self.tree_ = prune_reduced_error(self.tree_, X, y, sw)
+        pruned = prune_reduced_error(self._routing_tree(X), X, y, sw)
+        if self.tree_.missing_left is None:
+            pruned.missing_left = None  # routing by training weights stays implicit
+        self.tree_ = pruned
         return self
 
     def _fit_data(self, X, y, sample_weight) -> FitData:
         X = self._encode_categorical_columns(X, fitting=True)
-        X, y = validate_data(self, X, y, dtype=DTYPE, ensure_all_finite="allow-nan",
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
                              y_numeric=self._task == "regression")
+        self._feature_dtype = feature_dtype(X)
+        X = X.astype(self._feature_dtype, copy=False)
         self.is_categorical_ = self._categorical_mask(X.shape[1])
         self.n_categories_ = self._check_codes(X, fitting=True)
         n_classes = None
@@ -230,6 +235,11 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
                 raise ValueError("y contains NaN or infinity")
         unit_weight = sample_weight is None
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        with np.errstate(over="ignore"):
+            total_weight = sample_weight.sum()
+        if not np.isfinite(total_weight):
+            raise ValueError(f"sample_weight must sum to at most {np.finfo(np.float64).max:.3g} (node weights are "
+                             "stored as sums of weights); rescale sample_weight")
         return FitData(X, y, sample_weight, unit_weight, n_classes, self.n_categories_)
 
     # ------------------------------------------------------------------ categorical features
@@ -333,30 +343,59 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         return max(1, int(mf * n_features))
 
     def _grow_tree(self, data: FitData) -> Tree:
+        """Grow with :class:`~greedy._builder.TreeBuilder` and the split search ``splitter`` selects.
+
+        Extreme magnitudes (:mod:`greedy._scaling`): float64 features are searched on
+        power-of-two scaled columns, extreme sample weights divided by a power of two; both are
+        undone on the grown tree.
+        """
+        w_scale = extreme_scale(data.sample_weight)
         params = self._growth_params(data)
+        params.min_weight_leaf /= w_scale
         self.max_features_ = self._resolve_max_features(data.X.shape[1])
-        if self.splitter == "hist":
-            if data.n_categories.any():
-                raise ValueError("splitter='hist' does not support categorical features; use splitter='best'")
-            return self._grow_hist_tree(data, params)
-        criterion = make_criterion(self.criterion, self._task, data.y, data.sample_weight, data.n_classes, data.X)
-        splitter = ExactSplitter(
-            data.X,
-            criterion,
-            min_samples_leaf=params.min_samples_leaf,
-            min_weight_leaf=params.min_weight_leaf,
-            max_features=self.max_features_,
-            random_state=check_random_state(self.random_state),
-            unit_weight=data.unit_weight,
-            n_categories=data.n_categories,
-        )
-        return TreeBuilder(splitter, criterion, params, self._task, with_missing=True).build(data.sample_weight)
+        x_scale = np.ones(data.X.shape[1])
+        if data.X.dtype == np.float64:  # features float32 cannot hold
+            x_scale = np.where(data.n_categories > 0, 1.0, column_scales(data.X))
+        X = data.X / x_scale if data.X.dtype == np.float64 else data.X
+        criterion = make_criterion(self._criterion_name(), self._task, data.y, data.sample_weight, data.n_classes, X)
+        splitter = self._splitter(X, criterion, params, data)
+        learns_missing = self.splitter != "hist" and bool(np.isnan(X).any())
+        tree = TreeBuilder(splitter, criterion, params, self._task, with_missing=learns_missing).build(
+            data.sample_weight / w_scale)
+        tree.weighted_n_node_samples *= w_scale
+        if self._task == "classification":
+            tree.value *= w_scale
+        numeric = ~tree.is_leaf & ~tree.categorical_nodes
+        tree.threshold[numeric] *= x_scale[tree.feature[numeric]]
+        return tree
+
+    def _splitter(self, X, criterion, params: GrowthParams, data: FitData):
+        """The split search of ``splitter``: exact sorted scan or histograms (:mod:`greedy._hist`)."""
+        options = dict(min_samples_leaf=params.min_samples_leaf, min_weight_leaf=params.min_weight_leaf,
+                       max_features=self.max_features_, random_state=check_random_state(self.random_state),
+                       unit_weight=data.unit_weight)
+        if self.splitter == "best":
+            return ExactSplitter(X, criterion, n_categories=data.n_categories, **options)
+        if data.n_categories.any():
+            raise ValueError("splitter='hist' does not support categorical features; use splitter='best'")
+        binner = FeatureBinner(self.max_bins).fit(X)
+        return HistSplitter(X, binner.transform(X), binner.n_bins_, criterion, **options)
 
     # ------------------------------------------------------------------ predict
+    def _routing_tree(self, X) -> Tree:
+        """``tree_``; for NaN in ``X`` and a tree grown on complete data, ``tree_`` routing NaN
+        by its children's training weights (:meth:`greedy.Tree.with_weight_routing`)."""
+        if self.tree_.missing_left is None and self._supports_missing() and np.isnan(X).any():
+            return self.tree_.with_weight_routing()
+        return self.tree_
+
     def _validate_X_predict(self, X) -> np.ndarray:
         check_is_fitted(self)
         X = self._encode_categorical_columns(X, fitting=False)
-        X = validate_data(self, X, dtype=DTYPE, reset=False, ensure_all_finite="allow-nan").astype(np.float64)
+        X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite="allow-nan")
+        if getattr(self, "_feature_dtype", DTYPE) == DTYPE:
+            with np.errstate(over="ignore"):  # beyond float32: +-inf, on the same side of every threshold
+                X = X.astype(DTYPE).astype(np.float64)
         self._check_codes(X, fitting=False)
         return X
 
@@ -364,6 +403,10 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = self._supports_missing()
         return tags
+
+    def _criterion_name(self) -> str:
+        """The registered criterion grown with (``criterion``, resolved where it may be None)."""
+        return self.criterion
 
     def _supports_missing(self) -> bool:
         """Whether the chosen options accept NaN in ``X`` (the histogram search does not)."""
@@ -409,9 +452,10 @@ class CARTClassifier(ClassifierMixin, BaseCART):
         features binned once at quantiles into ``max_bins`` bins, a level of nodes grown with
         one ``bincount`` per feature; much faster on large data, and the same splits as
         ``"best"`` when every feature has at most ``max_bins`` distinct values (up to exact
-        ties and float32 values closer than 1e-7). Criteria ``gini``, ``entropy`` and
-        ``squared_error`` only; no missing values. Supports every other option, with
-        ``max_leaf_nodes`` growing best-first. Its trees are numbered in depth-first preorder.
+        ties and float32 values closer than 1e-7). Every additive criterion (``gini``,
+        ``entropy``, ``squared_error``, ``correlation``, registered ones) but
+        ``misclassification``; no missing values or categorical features. The growth loop,
+        stopping rules and node numbering are the exact search's (:mod:`greedy._builder`).
     max_bins : int, default=255
         Bins per feature for ``splitter="hist"``, in ``[2, 65535]``.
     ccp_alpha : float, default=0.0
@@ -430,8 +474,11 @@ class CARTClassifier(ClassifierMixin, BaseCART):
     Missing values: NaN in ``X`` is a missing value (C4.5): the split search ignores it and
     scales each feature's gain by its known weight fraction; a sample with a missing split
     value goes to both children with weights ``w_L / (w_L + w_R)`` and ``w_R / (w_L + w_R)``
-    (known training weights, stored as ``Tree.missing_left``), at fit and at prediction,
-    where it receives the weighted average of the leaves it reaches. Infinity is an error.
+    (known training weights, stored as ``Tree.missing_left`` when ``X`` had missing values), at
+    fit and at prediction, where it receives the weighted average of the leaves it reaches. A
+    tree fitted on complete data stores no missing-value routing (exports show none) and sends
+    a NaN met at prediction time down both children in proportion to their training weights.
+    Infinity is an error.
 
     Attributes
     ----------
@@ -507,7 +554,7 @@ class CARTClassifier(ClassifierMixin, BaseCART):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities: the weighted class fractions of the leaf (averaged over split routes)."""
         X = self._validate_X_predict(X)
-        return self.tree_.predict(X)
+        return self._routing_tree(X).predict(X)
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Natural logarithm of :meth:`predict_proba` (``-inf`` for probability 0)."""
@@ -525,10 +572,14 @@ class CARTRegressor(RegressorMixin, BaseCART):
 
     Parameters
     ----------
-    criterion : {"squared_error", "absolute_error"} or a registered name, default="squared_error"
+    criterion : {"squared_error", "absolute_error", "linear_squared_error", "correlation"}, a registered \
+name, or None, default=None
         ``squared_error``: leaves predict the weighted mean; ``absolute_error``: the weighted
-        median. See :mod:`greedy._criteria`. ``correlation``: ``1 - |mean_j corr(x_j, y)|``,
-        for linear leaves (:mod:`greedy._linear`).
+        median. See :mod:`greedy._criteria`. For linear leaves (:mod:`greedy._linear`):
+        ``linear_squared_error``, the squared error of each node's own least-squares linear
+        model, and ``correlation``, ``1 - |mean_j corr(x_j, y)|``. None: ``squared_error``
+        with ``leaf_model="constant"``, ``linear_squared_error`` with ``leaf_model="linear"``
+        (splits chosen for the leaf model).
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_features, \
 random_state, max_leaf_nodes, min_impurity_decrease, splitter, max_bins, ccp_alpha, \
 categorical_features
@@ -539,9 +590,10 @@ categorical_features
         :mod:`greedy._linear`). A node with fewer than ``n_features + 1`` distinct training
         points keeps the constant model (its mean); ``min_samples_leaf >= n_features + 1``
         avoids that on data without duplicate rows.
-        Combine with ``criterion="correlation"`` to choose splits that isolate linear regions.
-        ``ccp_alpha`` and the pruning path use the constant-leaf impurities. Linear leaves
-        (and ``criterion="correlation"``) need ``X`` without missing values, in fit and predict.
+        By default the splits minimise the linear models' squared error
+        (``criterion="linear_squared_error"``); ``ccp_alpha`` and the pruning path use the
+        criterion's impurities. Linear leaves (and the two linear criteria) need ``X``
+        without missing values, in fit and predict.
 
     Attributes
     ----------
@@ -561,21 +613,21 @@ categorical_features
     >>> constant = CARTRegressor(max_depth=3, min_samples_leaf=30).fit(X, y)
     >>> linear = CARTRegressor(max_depth=3, min_samples_leaf=30, leaf_model="linear").fit(X, y)
     >>> round(constant.score(X, y), 2), round(linear.score(X, y), 2)
-    (0.49, 0.62)
+    (0.49, 0.66)
     """
 
     _task = "regression"
 
     _parameter_constraints: dict = {
         **BaseCART._parameter_constraints,
-        "criterion": [StrOptions(criterion_names("regression"))],
+        "criterion": [StrOptions(criterion_names("regression")), None],
         "leaf_model": [StrOptions({"constant", "linear"})],
     }
 
     def __init__(
         self,
         *,
-        criterion="squared_error",
+        criterion=None,
         max_depth=None,
         min_samples_split=2,
         min_samples_leaf=1,
@@ -617,7 +669,13 @@ categorical_features
     def predict(self, X) -> np.ndarray:
         """Predicted target (weighted average over split routes for missing values)."""
         X = self._validate_X_predict(X)
-        return self.tree_.predict(X)
+        return self._routing_tree(X).predict(X)
 
     def _supports_missing(self) -> bool:
-        return super()._supports_missing() and self.leaf_model != "linear" and self.criterion != "correlation"
+        return (super()._supports_missing() and self.leaf_model != "linear"
+                and self._criterion_name() not in ("correlation", "linear_squared_error"))
+
+    def _criterion_name(self) -> str:
+        if self.criterion is not None:
+            return self.criterion
+        return "linear_squared_error" if self.leaf_model == "linear" else "squared_error"

@@ -19,9 +19,13 @@ Every criterion sees *many* candidate splits at once through a
 of features) and returns their gains as one array. Additive criteria (Gini, entropy,
 misclassification, squared error) obtain the children's statistics from prefix sums along the
 per-node sorted order; absolute error uses range weighted-median queries on a wavelet matrix.
+The histogram search (:mod:`greedy._hist`) uses the same additive criteria through
+:meth:`AdditiveCriterion.histogram` (statistics summed per (node, bin)) and
+:meth:`AdditiveCriterion.score`.
 
 New criteria: subclass :class:`Criterion` (or :class:`AdditiveCriterion`) and decorate with
-:func:`register_criterion`; they then become valid ``criterion=`` values of the estimators.
+:func:`register_criterion`; they then become valid ``criterion=`` values of the estimators
+(an additive one with ``splitter="hist"`` too).
 """
 
 from __future__ import annotations
@@ -31,7 +35,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from ._scaling import check_target_range, extreme_scale, target_scale
+
 TASKS = ("classification", "regression")
+EPSILON = np.finfo(np.float64).eps
 _LN2 = np.log(2.0)
 
 _REGISTRY: dict[str, type["Criterion"]] = {}
@@ -57,6 +64,11 @@ def register_criterion(cls: type["Criterion"]) -> type["Criterion"]:
 def criterion_names(task: str) -> set[str]:
     """The live set of registered criterion names for ``task``."""
     return _NAMES[task]
+
+
+def criterion_class(name: str) -> type["Criterion"]:
+    """The registered criterion class called ``name``."""
+    return _REGISTRY[name]
 
 
 def make_criterion(name: str, task: str, y, sample_weight, n_classes: int | None = None, X=None) -> "Criterion":
@@ -104,10 +116,15 @@ class Criterion:
 
     name: ClassVar[str] = ""
     task: ClassVar[str] = ""
+    #: usable by the histogram search (``splitter="hist"``): additive criteria only
+    histogram_search: ClassVar[bool] = False
+    #: a node whose impurity is at most this is a leaf (scikit-learn: the float64 epsilon)
+    pure_impurity: float = EPSILON
 
     def __init__(self, y, sample_weight, n_classes: int | None = None, X=None):
         self.y = np.asarray(y)
-        self.sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        self.sample_weight = sample_weight / extreme_scale(sample_weight)  # weighted means cannot overflow
         self.n_classes = n_classes
         self.X = X
 
@@ -152,6 +169,10 @@ class AdditiveCriterion(Criterion):
     ``O(d)`` for ``d`` statistics.
     """
 
+    histogram_search = True
+    #: how many leading statistics :meth:`score` reads (None: all); split searches sum only those
+    score_columns: ClassVar[int | None] = None
+
     def columns(self, sample: np.ndarray, weight: np.ndarray | None) -> list:
         """Per-entry statistics for entries of samples ``sample`` (any shape) and weights.
 
@@ -170,6 +191,18 @@ class AdditiveCriterion(Criterion):
         """``P`` of groups whose statistics sum to ``sums``: ``-w imp`` up to linear terms."""
         return -sums[0] * self.impurity_from_sums(sums)
 
+    def histogram_columns(self, sample, weight):
+        """Per-entry data of :meth:`histogram` for entries of ``sample`` with ``weight`` (None: unit
+        weights), computed once and binned for every feature: the first ``score_columns`` statistics."""
+        return self.columns(sample, weight)[: self.score_columns]
+
+    def histogram(self, cell, columns, n_cells: int) -> list:
+        """Statistics summed per cell (entry ``e`` in ``cell[e]``): float arrays (n_cells,), weight first.
+
+        ``columns`` comes from :meth:`histogram_columns`.
+        """
+        return [np.bincount(cell, weights=c, minlength=n_cells).astype(np.float64, copy=False) for c in columns]
+
     def node_statistics(self, node, entry_sample, entry_weight, n_nodes: int) -> NodeStatistics:
         cols = self.columns(entry_sample, entry_weight)
         sums = [np.bincount(node, weights=entry_weight if c is None else c, minlength=n_nodes).astype(np.float64)
@@ -183,7 +216,7 @@ class AdditiveCriterion(Criterion):
 
     def candidate_gain(self, scan) -> np.ndarray:
         lefts, rights, knowns = [], [], []
-        for col in self.columns(scan.samples, scan.weights):
+        for col in self.columns(scan.samples, scan.weights)[: self.score_columns]:
             left, known = scan.left_and_known(col)
             lefts.append(left)
             rights.append(scan.expand(known) - left)
@@ -203,6 +236,17 @@ class _ClassCounts(AdditiveCriterion):
         if weight is None:
             return [None] + [y == c for c in range(k - 1)]
         return [weight] + [np.where(y == c, weight, 0.0) for c in range(k - 1)]
+
+    def histogram_columns(self, sample, weight):
+        return self.y[sample], weight
+
+    def histogram(self, cell, columns, n_cells: int) -> list:
+        """As :meth:`AdditiveCriterion.histogram`, with one ``bincount`` over (cell, class)."""
+        k = int(self.n_classes)
+        y, weight = columns
+        counts = np.bincount(cell * k + y, weights=weight, minlength=n_cells * k)
+        counts = counts.reshape(n_cells, k).astype(np.float64, copy=False)
+        return [counts.sum(axis=1)] + [counts[:, c] for c in range(k - 1)]
 
     @staticmethod
     def _counts(sums):
@@ -272,6 +316,7 @@ class Misclassification(_ClassCounts):
     """Misclassification rate ``1 - max_k p_k``; score ``P = max_k c_k``."""
 
     name = "misclassification"
+    histogram_search = False  # not offered with splitter="hist"
 
     def impurity_from_sums(self, sums):
         w, counts = self._counts(sums)
@@ -285,17 +330,25 @@ class Misclassification(_ClassCounts):
 class SquaredError(AdditiveCriterion):
     """Weighted variance ``Σ w (y - ȳ)² / Σ w``; leaves predict the weighted mean.
 
-    Statistics ``[w, w y', w y'²]`` of targets centred at the overall weighted mean
-    (``y' = y - ȳ_root``: less cancellation, same splits); score ``P = s_1² / w``.
+    Statistics ``[w, w y', w y'²]`` of targets scaled by a power of two and centred at the
+    overall weighted mean (``y' = y / 2^e - ȳ_root``, :func:`target_scale`: no overflow, less
+    cancellation, same splits); score ``P = s_1² / w``. Values and impurities are returned in
+    y's units; targets whose squared errors overflow there are refused
+    (:func:`check_target_range`).
     """
 
     name = "squared_error"
     task = "regression"
+    score_columns = 2  # w, w y'
 
     def __init__(self, y, sample_weight, n_classes=None, X=None):
         super().__init__(np.asarray(y, dtype=np.float64), sample_weight, n_classes, X)
-        self.offset = float(np.average(self.y, weights=self.sample_weight))
-        self.centred = self.y - self.offset
+        check_target_range(self.y, sample_weight, self.name, 2)
+        self.scale = target_scale(self.y)
+        scaled = self.y / self.scale
+        self.offset = float(np.average(scaled, weights=self.sample_weight))
+        self.centred = scaled - self.offset
+        self.pure_impurity = EPSILON * min(1.0, self.scale) ** 2  # relative below |y| ~ 1
 
     def columns(self, sample, weight):
         yc = self.centred[sample]
@@ -305,10 +358,10 @@ class SquaredError(AdditiveCriterion):
     def impurity_from_sums(self, sums):
         w = np.asarray(sums[0], dtype=np.float64)
         mean = sums[1] / w
-        return np.maximum(sums[2] / w - mean * mean, 0.0)
+        return np.maximum(sums[2] / w - mean * mean, 0.0) * (self.scale * self.scale)
 
     def value_from_sums(self, sums):
-        return (sums[1] / sums[0] + self.offset)[:, None]
+        return ((sums[1] / sums[0] + self.offset) * self.scale)[:, None]
 
     def score(self, sums):
         return sums[1] * sums[1] / sums[0]
@@ -328,13 +381,18 @@ class AbsoluteError(Criterion):
     queries on a *wavelet matrix* built over the targets' ranks in each sorted row: for a
     block of ``F_b`` features and ``m`` entries, building costs ``O(F_b m log U)`` and the
     queries ``O(n_candidates log U)`` (``U`` distinct targets), all vectorised with numpy.
+    Computed on targets scaled by a power of two (:func:`target_scale`), returned in y's units.
     """
 
     name = "absolute_error"
     task = "regression"
 
     def __init__(self, y, sample_weight, n_classes=None, X=None):
-        super().__init__(np.asarray(y, dtype=np.float64), sample_weight, n_classes, X)
+        y = np.asarray(y, dtype=np.float64)
+        check_target_range(y, sample_weight, self.name, 1)
+        self.scale = target_scale(y)  # computed on y / 2^e (exact): weighted sums cannot overflow
+        super().__init__(y / self.scale, sample_weight, n_classes, X)
+        self.pure_impurity = EPSILON * min(1.0, self.scale)
         self.levels, self.rank = np.unique(self.y, return_inverse=True)
         self.n_bits = max(1, int(np.ceil(np.log2(max(self.levels.size, 2)))))
 
@@ -360,7 +418,7 @@ class AbsoluteError(Criterion):
         exact = has_prev & (prev_cum == half[first])
         median[med_node[exact]] = 0.5 * (y_s[first[exact] - 1] + y_s[first[exact]])
         ae = np.bincount(node, weights=entry_weight * np.abs(y - median[node]), minlength=n_nodes)
-        return NodeStatistics(median[:, None], ae / total, total, count)
+        return NodeStatistics(median[:, None] * self.scale, ae / total * self.scale, total, count)
 
     def candidate_gain(self, scan) -> np.ndarray:
         flat = np.flatnonzero(scan.valid)

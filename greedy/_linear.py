@@ -20,9 +20,14 @@ Fallback: a node with fewer than ``n_features + 1`` distinct training points
 a **constant model**: ``c = 0`` and ``b`` = the node's weighted mean, i.e. the ordinary
 regression-tree prediction. Counting distinct points makes integer weights and
 repeated samples give the same model. Use ``min_samples_leaf >= n_features + 1`` to
-give every leaf of data without duplicates a linear model.
+give every leaf of data without duplicates a linear model. Extreme magnitudes are fitted on
+power-of-two scaled features, targets and weights (:mod:`greedy._scaling`); a node whose
+slopes overflow float64 (e.g. targets of 1e12 on features of 1e-300) keeps the constant model.
 
-The ``correlation`` split criterion scores a node by
+Two split criteria choose splits for linear leaves. ``linear_squared_error``
+(:class:`LinearSquaredError`, the default with ``leaf_model="linear"``) scores a node by the
+squared error of its own least-squares linear model, the exact error of the leaf it would
+become. The ``correlation`` split criterion scores a node by
 
 .. math::
 
@@ -41,7 +46,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._criteria import AdditiveCriterion, register_criterion
+from ._criteria import EPSILON, AdditiveCriterion, register_criterion
+from ._scaling import check_target_range, extreme_scale, power_of_two, target_scale
 from ._tree import Tree
 
 
@@ -88,16 +94,22 @@ def fit_linear_leaves(tree: Tree, X, y, sample_weight=None) -> Tree:
         if rows.size == 0:
             intercept[node] = tree.value[node, 0]
             continue
-        wn = w[rows]
-        x_mean = np.average(X[rows], axis=0, weights=wn)
-        y_mean = float(np.average(y[rows], weights=wn))
-        intercept[node] = y_mean
+        # extreme magnitudes: work on power-of-two scaled weights, features and targets (exact)
+        wn = w[rows] / extreme_scale(w[rows])
+        x_unit, y_unit = extreme_scale(X[rows]), extreme_scale(y[rows])  # 1 unless extreme
+        xn, yn = X[rows] / x_unit, y[rows] / y_unit
+        x_mean = np.average(xn, axis=0, weights=wn)
+        y_mean = float(np.average(yn, weights=wn))
+        intercept[node] = y_mean * y_unit
         if rows.size < n_features + 1 or np.unique(X[rows], axis=0).shape[0] < n_features + 1:
             continue  # under-determined: constant model
         root_w = np.sqrt(wn)
-        c, *_ = np.linalg.lstsq((X[rows] - x_mean) * root_w[:, None], (y[rows] - y_mean) * root_w, rcond=None)
-        coef[node] = c
-        intercept[node] = y_mean - c @ x_mean
+        c, *_ = np.linalg.lstsq((xn - x_mean) * root_w[:, None], (yn - y_mean) * root_w, rcond=None)
+        with np.errstate(over="ignore", invalid="ignore"):
+            b = (y_mean - c @ x_mean) * y_unit
+            c = c * (y_unit / x_unit)
+        if np.all(np.isfinite(c)) and np.isfinite(b):  # else the slopes overflow float64: constant model
+            coef[node], intercept[node] = c, b
     d = tree.to_dict()
     d.update(leaf_coef=coef, leaf_intercept=intercept)
     return Tree.from_dict(d)
@@ -154,8 +166,10 @@ class Correlation(AdditiveCriterion):
         X = np.asarray(X, dtype=np.float64)
         if not np.all(np.isfinite(X)):
             raise ValueError("the correlation criterion needs X without missing (NaN) values")
-        self.offset = float(np.average(self.y, weights=self.sample_weight))
-        self.yc = self.y - self.offset
+        self.scale = target_scale(self.y)  # exact power of two: sums of y'² cannot overflow
+        scaled = self.y / self.scale
+        self.offset = float(np.average(scaled, weights=self.sample_weight))
+        self.yc = scaled - self.offset
         self.Xc = X - np.average(X, axis=0, weights=self.sample_weight)
         self.n_features = X.shape[1]
 
@@ -172,7 +186,7 @@ class Correlation(AdditiveCriterion):
         return correlation_impurity(np.stack([np.asarray(s, np.float64) for s in sums], -1), self.n_features)
 
     def value_from_sums(self, sums):
-        return (sums[1] / sums[0] + self.offset)[:, None]
+        return ((sums[1] / sums[0] + self.offset) * self.scale)[:, None]
 
     def candidate_gain(self, scan) -> np.ndarray:
         samples, weight = scan.samples, scan.weights
@@ -198,3 +212,97 @@ class Correlation(AdditiveCriterion):
         score_r = -w_r * (1.0 - np.abs(rho["r"] / F))
         score_k = -w_k * (1.0 - np.abs(rho["k"] / F))
         return score_l + score_r - scan.expand(score_k)
+
+
+@register_criterion
+class LinearSquaredError(AdditiveCriterion):
+    """Regression criterion: the squared error of the node's own linear leaf model.
+
+    The impurity of a node is ``SSE / w``, the weighted mean squared residual of the weighted
+    least-squares fit ``y ≈ b + c @ x`` on the node's samples — the model a linear leaf
+    (:func:`fit_linear_leaves`) gives it, so splits are chosen for the leaf model. From the
+    additive sums ``w, Σw z, Σw z zᵀ`` of ``z = (x, y)`` (centred, each column divided by a
+    power of two) the centred cross-products ``C = Σw z zᵀ - (Σw z)(Σw z)ᵀ / w`` give
+
+    .. math:: \\mathrm{SSE} = C_{yy} - C_{xy}^\\top C_{xx}^{-1} C_{xy}
+
+    (solved with a tiny relative ridge on ``C_xx``, so collinear or constant features give the
+    least-squares residual). A node of weight below ``n_features + 1`` (unit weights: fewer
+    samples) is scored with the constant model, ``SSE = C_yy``, like the fallback of
+    :func:`fit_linear_leaves` (which counts distinct points: the two rules agree on data
+    without duplicate rows, and both treat integer weights as repeated rows). Leaves predict the
+    weighted mean (linear leaves replace it). Costs ``O(F²)`` statistics per sample and an
+    ``F x F`` solve per candidate split (``F`` features): for a few features.
+    """
+
+    name = "linear_squared_error"
+    task = "regression"
+
+    def __init__(self, y, sample_weight, n_classes=None, X=None):
+        super().__init__(np.asarray(y, dtype=np.float64), sample_weight, n_classes, X)
+        if X is None:
+            raise ValueError("the linear_squared_error criterion needs the training features X")
+        X = np.asarray(X, dtype=np.float64)
+        if not np.all(np.isfinite(X)):
+            raise ValueError("the linear_squared_error criterion (the default with leaf_model='linear') needs X "
+                             "without missing (NaN) values")
+        check_target_range(self.y, sample_weight, self.name, 2)
+        self.scale = target_scale(self.y)
+        Z = np.column_stack([X, self.y / self.scale])
+        Z = Z - np.average(Z, axis=0, weights=self.sample_weight)
+        unit = power_of_two(np.abs(Z).max(axis=0, initial=0.0))
+        self.Z = Z / unit  # columns of order one (the y column is scaled once more)
+        self.y_unit = float(unit[-1])
+        self.offset = float(np.average(self.y / self.scale, weights=self.sample_weight))
+        self.pure_impurity = EPSILON * min(1.0, self.scale) ** 2
+        self.n_features = X.shape[1]
+        self.pairs = np.triu_indices(self.n_features + 1)
+
+    def columns(self, sample, weight):
+        z = self.Z[sample]
+        wz = z if weight is None else weight[..., None] * z
+        i, j = self.pairs
+        return ([weight] + [wz[..., k] for k in range(z.shape[-1])]
+                + [wz[..., a] * z[..., b] for a, b in zip(i.tolist(), j.tolist())])
+
+    def _variance_and_explained(self, sums):
+        """``(w, C_yy, C_xyᵀ C_xx⁻¹ C_xy)`` of groups with these sums, in the scaled units of ``Z``.
+
+        The explained part is 0 for groups scored with the constant model, and at most ``C_yy``.
+        """
+        F = self.n_features
+        sums = np.broadcast_arrays(*(np.asarray(c, np.float64) for c in sums))  # the weight may be (m,)
+        w = sums[0]
+        first = np.stack(sums[1 : F + 2], axis=-1)
+        cross = np.zeros(w.shape + (F + 1, F + 1))
+        i, j = self.pairs
+        cross[..., i, j] = np.stack(sums[F + 2 :], axis=-1)
+        cross[..., j, i] = cross[..., i, j]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cross -= first[..., :, None] * first[..., None, :] / np.where(w > 0, w, 1.0)[..., None, None]
+        variance = np.maximum(cross[..., F, F], 0.0)
+        explained = np.zeros(w.shape)
+        linear = w >= F + 1
+        if linear.any():
+            cxx, cxy = cross[linear][:, :F, :F], cross[linear][:, :F, F]
+            ridge = 1e-12 * np.trace(cxx, axis1=1, axis2=2) + 1e-300
+            cxx[:, np.arange(F), np.arange(F)] += ridge[:, None]
+            fitted = np.einsum("ij,ij->i", cxy, np.linalg.solve(cxx, cxy[..., None])[..., 0])
+            explained[linear] = np.clip(fitted, 0.0, variance[linear])
+        return w, variance, explained
+
+    def impurity_from_sums(self, sums):
+        w, variance, explained = self._variance_and_explained(sums)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (variance - explained) / w * (self.y_unit * self.scale) ** 2
+
+    def score(self, sums):
+        """``-SSE`` up to the linear term ``-Σ w y²``: ``s_y² / w + explained`` (as squared error's score)."""
+        w, _, explained = self._variance_and_explained(sums)
+        s_y = sums[1 + self.n_features]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return s_y * s_y / w + explained
+
+    def value_from_sums(self, sums):
+        # the y column of Z is centred: its weighted mean is the node's mean minus the root's
+        return ((sums[1 + self.n_features] / sums[0] * self.y_unit + self.offset) * self.scale)[:, None]

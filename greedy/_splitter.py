@@ -181,13 +181,31 @@ class CandidateScan:
         return self.known_end - self.seg_start
 
 
+def draw_eligible_features(random_state, varies: np.ndarray, max_features: int) -> np.ndarray:
+    """(S, F) mask of the features searched per node: ``max_features`` drawn uniformly at random.
+
+    Each node draws a random ordering of the features and searches the first
+    ``max_features``; if all of them are constant in the node (``varies`` False), the first
+    varying feature of the ordering is searched too (as in scikit-learn).
+    """
+    S, n_feat = varies.shape
+    rank = np.argsort(random_state.random_sample((S, n_feat)), axis=1).argsort(axis=1)
+    eligible = rank < max_features
+    none = ~(eligible & varies).any(axis=1) & varies.any(axis=1)
+    if none.any():
+        r = np.where(varies[none], rank[none], n_feat)
+        eligible[np.flatnonzero(none), r.argmin(axis=1)] = True
+    return eligible
+
+
 class ExactSplitter:
     """Best split of many nodes at once by exact sorted scan (see the module docstring).
 
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
-        Training features (converted to float32); NaN marks a missing value.
+        Training features, float32 (scikit-learn's dtype; other dtypes are converted) or float64;
+        NaN marks a missing value.
     criterion : Criterion
     min_samples_leaf : int
     min_weight_leaf : float
@@ -204,7 +222,8 @@ class ExactSplitter:
 
     def __init__(self, X, criterion, *, min_samples_leaf, min_weight_leaf, max_features, random_state, unit_weight,
                  n_categories=None):
-        self.XT = np.ascontiguousarray(np.asarray(X, dtype=np.float32).T)
+        X = np.asarray(X)
+        self.XT = np.ascontiguousarray(X.astype(np.float64 if X.dtype == np.float64 else np.float32).T)
         self.n_features, self.n_samples = self.XT.shape
         self.criterion = criterion
         self.min_samples_leaf = int(min_samples_leaf)
@@ -332,14 +351,8 @@ class ExactSplitter:
         return end - (csum[:, end] - csum[:, batch.seg_start])
 
     def _eligible_features(self, batch: NodeBatch, entry_sample) -> np.ndarray:
-        """Per node, the features searched: ``max_features`` drawn uniformly at random.
-
-        Each node draws a random ordering of the features and searches the first
-        ``max_features``; if all of them are constant (or all missing) in the node, the
-        first non-constant feature of the ordering is searched too (as in scikit-learn).
-        """
-        n_feat, S = batch.order.shape[0], batch.n_nodes
-        rows = np.arange(n_feat)
+        """Per node, the features searched (:func:`draw_eligible_features`; constant: all equal or missing)."""
+        rows = np.arange(batch.order.shape[0])
         xs_first = self.feature_values(rows, entry_sample[batch.order[:, batch.seg_start]])
         last = batch.seg_start + batch.seg_len - 1
         if self.has_missing.any():
@@ -354,13 +367,7 @@ class ExactSplitter:
         for f in np.flatnonzero(self.is_categorical):  # rows not sorted by code: compare extremes
             codes = self.XT[f, entry_sample[batch.order[f]]]
             varies[:, f] = np.fmax.reduceat(codes, batch.seg_start) > np.fmin.reduceat(codes, batch.seg_start)
-        rank = np.argsort(self.random_state.random_sample((S, n_feat)), axis=1).argsort(axis=1)
-        eligible = rank < self.max_features
-        none = ~(eligible & varies).any(axis=1) & varies.any(axis=1)
-        if none.any():
-            r = np.where(varies[none], rank[none], n_feat)
-            eligible[np.flatnonzero(none), r.argmin(axis=1)] = True
-        return eligible
+        return draw_eligible_features(self.random_state, varies, self.max_features)
 
     def _reduce(self, scan: CandidateScan, xs, best: SplitChoice, ranks: dict):
         """Fold the block's best split per node into ``best`` (ties: lowest row, then position)."""

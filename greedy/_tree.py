@@ -428,6 +428,18 @@ class Tree:
             leaf_pred = self.leaf_intercept[leaves] + np.einsum("ij,ij->i", X[rows], self.leaf_coef[leaves])
         return np.bincount(rows, weights=leaf_pred * w, minlength=n)
 
+    def with_weight_routing(self) -> "Tree":
+        """Copy that routes a missing split value down both children in proportion to their
+        training weights ``weighted_n_node_samples`` (C4.5's fractions; what greedy CART
+        learns from training data without missing values). Even split where both are zero."""
+        internal = ~self.is_leaf
+        w_left = np.where(internal, self.weighted_n_node_samples[self.children_left], 0.0)
+        w_right = np.where(internal, self.weighted_n_node_samples[self.children_right], 0.0)
+        total = w_left + w_right
+        d = self.to_dict()
+        d["missing_left"] = np.divide(w_left, total, out=np.full(self.node_count, 0.5), where=total > 0)
+        return Tree.from_dict(d)
+
     # ------------------------------------------------------------------ statistics
     def fill_statistics(self, X, y, sample_weight=None, n_classes: int | None = None) -> "Tree":
         """Return a copy whose node statistics are recomputed from training data.

@@ -221,8 +221,10 @@ def test_missing_at_prediction_only_uses_training_fractions():
     X = np.array([[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]])
     y = np.array([0, 0, 1, 1, 1, 1])
     est = CARTClassifier().fit(X, y)
-    # one split at 2.5; 2 of 6 training samples go left
-    assert est.tree_.missing_left[0] == pytest.approx(2 / 6)
+    # one split at 2.5; 2 of 6 training samples go left. Complete training data stores no NaN
+    # routing (issue 12 item 7); a NaN at prediction time follows the training fractions.
+    assert est.tree_.missing_left is None
+    assert est.tree_.with_weight_routing().missing_left[0] == pytest.approx(2 / 6)
     np.testing.assert_allclose(est.predict_proba([[np.nan]]), [[1 / 3, 2 / 3]])
 
 
@@ -239,3 +241,30 @@ def test_categorical_missing_values_and_infinity():
         CARTClassifier().fit(np.array([[1.0], [np.inf]]), [0, 1])
     with pytest.raises(ValueError, match="infinity"):
         est.predict([[np.inf]])
+
+
+def test_complete_training_data_exports_no_nan_routing():
+    """Issue 12 item 7: exports of a tree fitted on data without NaN show no NaN routing; with
+    NaN in the training data they do. A NaN at prediction time still follows the training
+    weight fractions (here checked against the two leaves' predictions by hand)."""
+    from optitree import export_text
+    from optitree._export import node_label_lines
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    clean = CARTClassifier(max_depth=3).fit(X, y)
+    assert "NaN" not in export_text(clean)
+    assert not any("NaN" in line for node in range(clean.tree_.node_count)
+                   for line in node_label_lines(clean.tree_, node, ["a", "b", "c"], ["0", "1"]))
+    X_missing = X.copy()
+    X_missing[::7, 0] = np.nan
+    assert "NaN" in export_text(CARTClassifier(max_depth=3).fit(X_missing, y))
+
+    stump = CARTRegressor(max_depth=1).fit(X, X[:, 0] > 0.3)
+    tree = stump.tree_
+    left, right = tree.children_left[0], tree.children_right[0]
+    w_left, w_right = tree.weighted_n_node_samples[left], tree.weighted_n_node_samples[right]
+    nan_row = np.full((1, 3), np.nan)
+    expected = (w_left * tree.value[left, 0] + w_right * tree.value[right, 0]) / (w_left + w_right)
+    assert stump.predict(nan_row)[0] == pytest.approx(expected)

@@ -199,3 +199,72 @@ def test_linear_leaves_refuse_missing_values():
         model.predict(X_nan)
     assert CARTRegressor(leaf_model="linear").__sklearn_tags__().input_tags.allow_nan is False
     assert CARTRegressor().__sklearn_tags__().input_tags.allow_nan is True
+
+
+# ---------------------------------------------------------------------------- splits chosen for linear leaves
+def _linear_sse(X, y, w):
+    """Weighted least-squares residual of ``y ~ 1 + X`` by numpy (the constant model below F + 1 points)."""
+    A = np.c_[np.ones(len(y)), X] if len(y) >= X.shape[1] + 1 else np.ones((len(y), 1))
+    root = np.sqrt(w)
+    coef, *_ = np.linalg.lstsq(A * root[:, None], y * root, rcond=None)
+    return float(np.sum(w * (y - A @ coef) ** 2))
+
+
+def _brute_force_root(X, y, w, min_samples_leaf):
+    best = (np.inf, None)
+    for j in range(X.shape[1]):
+        v = np.unique(X[:, j])
+        for t in (v[:-1] + v[1:]) / 2:
+            left = X[:, j] <= t
+            if min(left.sum(), (~left).sum()) < min_samples_leaf:
+                continue
+            cost = _linear_sse(X[left], y[left], w[left]) + _linear_sse(X[~left], y[~left], w[~left])
+            best = min(best, (cost, (j, t)), key=lambda c: c[0])
+    return best
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_linear_leaves_split_where_the_leaf_models_fit_best_by_default(weighted):
+    """Root split of a depth-1 model tree = the brute-force split minimising the two linear
+    leaves' squared errors (y = x0 - x1 on one side, 2 + 3 x1 on the other: opposite signs)."""
+    from greedy import CARTRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (120, 2)).astype(np.float32).astype(np.float64)
+    y = np.where(X[:, 0] > 0.2, X[:, 0] - X[:, 1], 2 + 3 * X[:, 1]) + 0.05 * rng.normal(size=120)
+    w = rng.integers(1, 4, 120).astype(float) if weighted else np.ones(120)
+    model = CARTRegressor(max_depth=1, min_samples_leaf=3, leaf_model="linear").fit(X, y, sample_weight=w)
+    cost, (feature, threshold) = _brute_force_root(X, y, w, 3)
+    assert model.tree_.feature[0] == feature
+    assert model.tree_.threshold[0] == pytest.approx(threshold)
+    assert np.sum(w * (model.predict(X) - y) ** 2) == pytest.approx(cost, rel=1e-9)
+
+
+def test_linear_squared_error_impurity_is_the_least_squares_residual():
+    from greedy import CARTRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 3)).astype(np.float32).astype(np.float64)  # the estimator's float32 features
+    y = X @ [1.0, -2.0, 0.5] + np.where(X[:, 0] > 0, 3.0, 0.0) + 0.1 * rng.normal(size=60)
+    w = rng.uniform(0.5, 2.0, 60)
+    model = CARTRegressor(criterion="linear_squared_error", max_depth=3, min_samples_leaf=2).fit(X, y, w)
+    tree = model.tree_
+    members = tree.decision_path(X).toarray().astype(bool)
+    for node in range(tree.node_count):
+        rows = members[:, node]
+        expected = _linear_sse(X[rows], y[rows], w[rows]) / w[rows].sum()  # constant model below 4 points
+        spread = np.average((y[rows] - np.average(y[rows], weights=w[rows])) ** 2, weights=w[rows])
+        assert tree.impurity[node] == pytest.approx(expected, rel=1e-7, abs=1e-9 * spread)
+        assert tree.value[node, 0] == pytest.approx(np.average(y[rows], weights=w[rows]))
+
+
+def test_sine_wave_default_linear_leaves_beat_squared_error_splits():
+    from greedy import CARTRegressor
+
+    X, y = sine_wave()
+    default = CARTRegressor(max_leaf_nodes=4, leaf_model="linear").fit(X, y)
+    variance_splits = CARTRegressor(max_leaf_nodes=4, leaf_model="linear", criterion="squared_error").fit(X, y)
+    mse = {name: float(np.mean((m.predict(X) - y) ** 2)) for name, m in [("default", default),
+                                                                          ("squared_error", variance_splits)]}
+    assert mse["default"] < 0.5 * mse["squared_error"]
+    assert CARTRegressor().fit(X, y).tree_ == CARTRegressor(criterion="squared_error").fit(X, y).tree_

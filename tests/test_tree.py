@@ -167,3 +167,12 @@ def test_child_before_parent_raises():
 def test_predict_checks_feature_count():
     with pytest.raises(ValueError, match="features"):
         stump().predict(np.zeros((2, 3)))
+
+
+def test_with_weight_routing_sends_nan_by_the_childrens_training_weights():
+    tree = Tree([1, -1, 3, -1, -1], [2, -1, 4, -1, -1], [0, -2, 1, -2, -2], [0.5, np.nan, 0.5, np.nan, np.nan],
+                [[0.0]] * 5, n_features=2, task="regression", weighted_n_node_samples=[8, 2, 6, 0, 0])
+    routed = tree.with_weight_routing()
+    assert tree.missing_left is None
+    assert routed.missing_left[0] == 2 / 8
+    assert routed.missing_left[2] == 0.5  # no training weight below: even split
