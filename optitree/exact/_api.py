@@ -122,10 +122,10 @@ def solve(X, y=None, sample_weight=None, *, max_depth, alpha=0.0, min_samples_le
         if start_sub.cost < best - EPS:
             best, nodes = start_sub.cost, start_sub.nodes
             trace.add(best, 0.0)
-        sub = search._branch(view, int(max_depth), 0, ub, best, nodes, on_improve=lambda c: trace.add(c, 0.0))
+        sub = search.branch(view, int(max_depth), 0, ub, best, nodes, on_improve=lambda c: trace.add(c, 0.0))
     cost, bound = sub.cost, sub.lower_bound
     nodes = sub.nodes
-    if not search.exhausted:
+    if not search.exhausted or cost - bound <= EPS:
         status = "optimal" if cost < ub - EPS or not np.isfinite(ub) else "cutoff"
     else:
         status = "node_limit" if search.nodes_used > search.node_limit else "time_limit"

@@ -38,17 +38,21 @@ def _misclassified(counts):
 
 
 @njit(cache=True)
-def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, alpha, min_leaf):
+def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, alpha, min_leaf, upper):
     """Optimal trees of depth <= 1 for both sides of a split, in one pass per feature.
 
     Side 0 holds the samples with ``rank[split_feature, i] <= split_rank``, side 1 the rest
     (``split_feature < 0``: every sample is on side 0). For each allowed feature the view is
     swept once in rank order, every sample feeding its own side's prefix counts; a side's
-    candidate threshold is evaluated at each change of rank. Similarity skip: a threshold
-    whose cost exceeds the side's best by ``d`` cannot be beaten before more than ``d``
-    weight has moved, so those thresholds are not evaluated.
+    candidate threshold is evaluated at each change of rank, and only trees of cost below
+    ``min(incumbent, upper)`` are sought. A side stops early: similarity skip (a threshold
+    whose cost exceeds the bar by ``d`` cannot be beaten before more than ``d`` weight has
+    moved), a pure remainder (moving more samples left cannot lower the cost), or too few
+    rows left for a leaf.
 
-    Returns ``cost[2], feature[2], rank_threshold[2]`` (feature ``-1``: a leaf is optimal).
+    Returns ``cost[2], lower[2], feature[2], rank_threshold[2]``: the best tree found per
+    side (feature ``-1``: a leaf) and ``lower = min(cost, upper)``, a bound on the side's
+    optimum, equal to it when ``cost < upper``.
     """
     p, m = srt.shape
     total = np.zeros((2, n_classes))
@@ -60,21 +64,28 @@ def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, 
         n_side[s] += 1
     weight = np.zeros(2)
     best = np.zeros(2)
+    bar = np.zeros(2)  # a split must cost less than this to matter
     best_f = np.full(2, -1, np.int64)
     best_r = np.full(2, -1, np.int64)
     for s in range(2):
         weight[s] = total[s].sum()
         best[s] = _misclassified(total[s])
+        bar[s] = min(best[s], upper)
     prefix = np.zeros((2, n_classes))
     pw = np.zeros(2)
     pn = np.zeros(2, np.int64)
     prev = np.zeros(2, np.int64)
     skip = np.zeros(2)
+    done = np.zeros(2, np.bool_)
     for g in range(p):
         if not allowed[g]:
             continue
-        if best[0] <= alpha + EPS and best[1] <= alpha + EPS:
-            break  # no split can strictly beat either side's incumbent
+        open_sides = 0
+        for s in range(2):
+            done[s] = n_side[s] < 2 * min_leaf or bar[s] <= alpha + EPS
+            open_sides += 0 if done[s] else 1
+        if open_sides == 0:
+            break
         prefix[:] = 0.0
         pw[:] = 0.0
         pn[:] = 0
@@ -83,9 +94,10 @@ def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, 
         for t in range(m):
             i = srt[g, t]
             s = 0 if split_feature < 0 or rank[split_feature, i] <= split_rank else 1
+            if done[s]:
+                continue
             r = rank[g, i]
-            if (pn[s] >= min_leaf and r != prev[s] and skip[s] < EPS
-                    and n_side[s] - pn[s] >= min_leaf and best[s] > alpha + EPS):
+            if pn[s] >= min_leaf and r != prev[s] and skip[s] < EPS:
                 left_top = 0.0
                 right_top = 0.0
                 for k in range(n_classes):
@@ -94,20 +106,31 @@ def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, 
                     rk = total[s, k] - prefix[s, k]
                     if rk > right_top:
                         right_top = rk
-                cost = alpha + (weight[s] - left_top - right_top)
-                if cost < best[s] - EPS:
-                    best[s] = cost
+                right_errors = weight[s] - pw[s] - right_top
+                cost = alpha + (pw[s] - left_top) + right_errors
+                if cost < bar[s] - EPS:
+                    best[s] = bar[s] = cost
                     best_f[s] = g
                     best_r[s] = prev[s]
                     skip[s] = 0.0
                 else:
-                    skip[s] = cost - best[s]
+                    skip[s] = cost - bar[s]
+                if (right_errors <= EPS or skip[s] >= weight[s] - pw[s] - EPS
+                        or bar[s] <= alpha + EPS):
+                    done[s] = True
             prefix[s, y[i]] += w[i]
             pw[s] += w[i]
             pn[s] += 1
             prev[s] = r
             skip[s] -= w[i]
-    return best, best_f, best_r
+            if n_side[s] - pn[s] < min_leaf:
+                done[s] = True
+            if done[s]:
+                open_sides -= 1
+                if open_sides == 0:
+                    break
+    lower = np.minimum(best, upper)
+    return best, lower, best_f, best_r
 
 
 @njit(cache=True)
@@ -255,10 +278,10 @@ def depth2(srt, rank, y, w, n_classes, allowed_root, allowed_child, alpha, min_l
             if lo > hi:
                 continue
             mid = (lo + hi) // 2
-            cost, feat, thr = depth1_pair(srt, rank, y, w, n_classes, f, cand_r[mid], allowed_child,
-                                          alpha, min_leaf)
-            ev_left[mid] = cost[0]
-            ev_right[mid] = cost[1]
+            cost, lower, feat, thr = depth1_pair(srt, rank, y, w, n_classes, f, cand_r[mid], allowed_child,
+                                                 alpha, min_leaf, limit)
+            ev_left[mid] = lower[0]
+            ev_right[mid] = lower[1]
             total = alpha + cost[0] + cost[1]
             if total < best - EPS:
                 best = total

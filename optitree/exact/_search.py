@@ -119,23 +119,26 @@ class Search:
             return hit
         if depth == 1:
             self.spend()
-            cost, feat, thr = K.depth1_pair(view, d.rank, d.y, d.weight, d.n_classes, -1, 0,
-                                            self.allowed[level], self.alpha, self.min_leaf)
+            cost, lower, feat, thr = K.depth1_pair(view, d.rank, d.y, d.weight, d.n_classes, -1, 0,
+                                                   self.allowed[level], self.alpha, self.min_leaf, upper_bound)
             nodes = None if feat[0] < 0 else (int(feat[0]), int(thr[0]), None, None)
-            result = Subtree(float(cost[0]), float(cost[0]), nodes)
+            result = Subtree(float(cost[0]), float(lower[0]), nodes)
         elif depth == 2:
             self.spend()
             cost, bound, n = K.depth2(view, d.rank, d.y, d.weight, d.n_classes, self.allowed[level],
                                       self.allowed[level + 1], self.alpha, self.min_leaf, upper_bound)
             result = Subtree(float(cost), float(bound), _depth2_nodes(n))
         else:
-            result = self._branch(view, depth, level, upper_bound, self.leaf_cost(view), None)
+            result = self.branch(view, depth, level, upper_bound, self.leaf_cost(view), None)
         if result.exact or hit is None or result.lower_bound > hit.lower_bound:
             self.cache[key] = result
         return result
 
-    def _branch(self, view, depth, level, upper_bound, best, best_nodes, on_improve=None) -> Subtree:
-        """Search the splits of ``view`` (depth >= 3 below it) feature by feature."""
+    def branch(self, view, depth, level, upper_bound, best, best_nodes, on_improve=None) -> Subtree:
+        """Search the splits of ``view`` feature by feature, from the incumbent ``best`` (``best_nodes``).
+
+        ``on_improve(cost)`` is called at each new incumbent. Returns on a spent budget too.
+        """
         open_bound = np.inf  # lowest children bound among candidates left unresolved by a stop
         features = np.flatnonzero(self.allowed[level])
         for k, f in enumerate(features):
