@@ -25,8 +25,9 @@ def random_instance(seed, max_rows=16, depth=None, min_leaf=None):
     alpha = float(rng.choice([0.0, 0.0, 0.5, 1.0, 2.5]))
     min_leaf = int(rng.choice([1, 1, 2, 3])) if min_leaf is None else min_leaf
     allowed = None
-    if p > 1 and rng.rand() < 0.3:
-        allowed = rng.rand(depth, p) < 0.7 if rng.rand() < 0.5 else rng.rand(p) < 0.7
+    if p > 1 and rng.rand() < 0.4:
+        rows = rng.choice([None, depth, 2**depth - 1])  # everywhere, per level, per node
+        allowed = rng.rand(p) < 0.7 if rows is None else rng.rand(rows, p) < 0.7
     return X, y, w, dict(max_depth=depth, alpha=alpha, min_samples_leaf=min_leaf, allowed_features=allowed)
 
 
@@ -35,9 +36,7 @@ def brute_force(X, y, w, max_depth, alpha, min_samples_leaf, allowed_features):
     n, p = X.shape
     w = np.ones(n) if w is None else w
     positive = w > 0
-    allowed = np.ones((max_depth, p), bool) if allowed_features is None else np.asarray(allowed_features)
-    if allowed.ndim == 1:
-        allowed = np.tile(allowed, (max_depth, 1))
+    allowed = node_masks(allowed_features, max_depth, p)
     splits = [(f, t) for f in range(p) for t in midpoint_threshold(np.unique(X[:, f])[:-1], np.unique(X[:, f])[1:])]
     k = y.max() + 1
 
@@ -46,21 +45,39 @@ def brute_force(X, y, w, max_depth, alpha, min_samples_leaf, allowed_features):
         return counts.sum() - counts.max()
 
     @functools.lru_cache(maxsize=None)
-    def best(rows, depth, level):
+    def best(rows, depth, node):
         cost = leaf(rows)
         if depth == 0:
             return cost
         for f, t in splits:
-            if not allowed[level, f]:
+            if not allowed[node - 1, f]:
                 continue
             left = frozenset(i for i in rows if X[i, f] <= t)
             right = rows - left
             if min(positive[list(left)].sum(), positive[list(right)].sum()) < min_samples_leaf:
                 continue
-            cost = min(cost, alpha + best(left, depth - 1, level + 1) + best(right, depth - 1, level + 1))
+            cost = min(cost, alpha + best(left, depth - 1, 2 * node) + best(right, depth - 1, 2 * node + 1))
         return cost
 
-    return best(frozenset(range(n)), max_depth, 0)
+    return best(frozenset(range(n)), max_depth, 1)
+
+
+def node_masks(allowed, depth, p):
+    """Allowed features per heap node (row h - 1 for node h) from any accepted shape."""
+    if allowed is None:
+        return np.ones((2**depth - 1, p), bool)
+    if allowed.ndim == 1:
+        return np.tile(allowed, (2**depth - 1, 1))
+    if allowed.shape[0] == 2**depth - 1:
+        return allowed
+    return np.array([allowed[int(np.log2(h))] for h in range(1, 2**depth)])
+
+
+def subtree_masks(masks, child):
+    """Rows of the sub-tree rooted at heap node ``child`` (2 or 3), re-indexed from 1."""
+    depth = int(np.log2(masks.shape[0] + 1))
+    rows = [child * 2**k + j for k in range(depth - 1) for j in range(2**k)]
+    return masks[np.array(rows, int) - 1]
 
 
 def tree_cost(tree, X, y, w, alpha):
@@ -78,12 +95,11 @@ def check_tree(tree, X, y, w, opts):
     for leaf in np.unique(leaves[w > 0]):
         if tree.node_count > 1:
             assert np.sum((leaves == leaf) & (w > 0)) >= opts["min_samples_leaf"]
-    allowed = opts["allowed_features"]
-    if allowed is not None:
-        allowed = np.tile(allowed, (opts["max_depth"], 1)) if allowed.ndim == 1 else allowed
-        depth = tree.node_depth
-        for node in np.flatnonzero(~tree.is_leaf):
-            assert allowed[depth[node], tree.feature[node]]
+    allowed = node_masks(opts["allowed_features"], opts["max_depth"], X.shape[1])
+    heap = {0: 1}
+    for node in np.flatnonzero(~tree.is_leaf):  # parents before children
+        assert allowed[heap[node] - 1, tree.feature[node]]
+        heap[tree.children_left[node]], heap[tree.children_right[node]] = 2 * heap[node], 2 * heap[node] + 1
 
 
 def relabel(y):
@@ -119,12 +135,13 @@ def test_minimum_leaf_size_on_wider_sets():
 
 def children_optima(X, y, w, opts, feature, threshold):
     left = X[:, feature] <= threshold
-    sub = dict(opts, max_depth=opts["max_depth"] - 1)
-    if sub["allowed_features"] is not None and sub["allowed_features"].ndim == 2:
-        sub["allowed_features"] = sub["allowed_features"][1:]
+    masks = node_masks(opts["allowed_features"], opts["max_depth"], X.shape[1])
     ww = np.ones(len(y)) if w is None else w
     out = []
-    for side in (left, ~left):
+    for child, side in ((2, left), (3, ~left)):
+        sub = dict(opts, max_depth=opts["max_depth"] - 1)
+        if sub["max_depth"] > 0:
+            sub["allowed_features"] = subtree_masks(masks, child)
         if sub["max_depth"] == 0:
             counts = np.bincount(y[side], weights=ww[side], minlength=y.max() + 1)
             out.append(counts.sum() - counts.max())

@@ -93,8 +93,10 @@ def solve(X, y=None, sample_weight=None, *, max_depth, alpha=0.0, min_samples_le
         Cost of a split in objective units (weighted misclassifications).
     min_samples_leaf : int >= 1
         Minimum number of rows with positive weight in every leaf (rows, not weight).
-    allowed_features : bool array (p,) or (max_depth, p), optional
-        Features allowed for splitting, globally or per level (row 0: the root).
+    allowed_features : bool array (p,), (max_depth, p) or (2**max_depth - 1, p), optional
+        Features allowed for splitting: everywhere, per level (row 0: the root) or per node
+        of the complete tree in heap order (row ``h - 1`` for node ``h``, root ``h = 1``,
+        children of ``h``: ``2h`` left and ``2h + 1`` right).
     upper_bound : float, optional
         Only trees with objective below it are sought (an external cutoff).
     time_limit : float, optional
@@ -115,14 +117,14 @@ def solve(X, y=None, sample_weight=None, *, max_depth, alpha=0.0, min_samples_le
     nodes = None
     trace.add(best, 0.0)
     if max_depth <= 2:
-        sub = search.solve(view, int(max_depth), 0, ub)
+        sub = search.solve(view, int(max_depth), 1, ub)
     else:
         # a depth-2 optimum is a valid start for depth D: a strong first incumbent
-        start_sub = search.solve(view, 2, 0, ub)
+        start_sub = search.solve(view, 2, 1, ub)
         if start_sub.cost < best - EPS:
             best, nodes = start_sub.cost, start_sub.nodes
             trace.add(best, 0.0)
-        sub = search.branch(view, int(max_depth), 0, ub, best, nodes, on_improve=lambda c: trace.add(c, 0.0))
+        sub = search.branch(view, int(max_depth), 1, ub, best, nodes, on_improve=lambda c: trace.add(c, 0.0))
     cost, bound = sub.cost, sub.lower_bound
     nodes = sub.nodes
     if not search.exhausted or cost - bound <= EPS:

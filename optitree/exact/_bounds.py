@@ -86,8 +86,8 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.
         The node's sample set (default: all rows).
     alpha, min_samples_leaf
         As in :func:`solve`.
-    allowed_features : bool array (p,) or (depth, p), optional
-        Row 0 applies to the node's split, row ``k`` to splits ``k`` levels below it.
+    allowed_features : bool array (p,), (depth, p) or (2**depth - 1, p), optional
+        As in :func:`solve`, relative to the node: row 0 applies to the node's own split.
     cutoff : float, optional
         Lazy mode: a candidate is solved exactly only while ``alpha + left + right`` could
         stay below ``cutoff``; others get a valid bound with ``alpha + left + right >=
@@ -105,7 +105,7 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.
     search = Search(data, allowed, alpha, min_samples_leaf, deadline, node_limit)
     parts = []
     for f in np.flatnonzero(allowed[0]):
-        scan = FeatureScan(search, view, int(f), int(depth), 0)
+        scan = FeatureScan(search, view, int(f), int(depth), 1)
         try:
             for _ in scan.run(lambda: limit):
                 pass

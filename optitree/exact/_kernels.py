@@ -42,7 +42,8 @@ def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, 
     """Optimal trees of depth <= 1 for both sides of a split, in one pass per feature.
 
     Side 0 holds the samples with ``rank[split_feature, i] <= split_rank``, side 1 the rest
-    (``split_feature < 0``: every sample is on side 0). For each allowed feature the view is
+    (``split_feature < 0``: every sample is on side 0); ``allowed[s]`` masks side ``s``'s
+    features. For each allowed feature the view is
     swept once in rank order, every sample feeding its own side's prefix counts; a side's
     candidate threshold is evaluated at each change of rank, and only trees of cost below
     ``min(incumbent, upper)`` are sought. A side stops early: similarity skip (a threshold
@@ -78,14 +79,12 @@ def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, 
     skip = np.zeros(2)
     done = np.zeros(2, np.bool_)
     for g in range(p):
-        if not allowed[g]:
-            continue
         open_sides = 0
         for s in range(2):
-            done[s] = n_side[s] < 2 * min_leaf or bar[s] <= alpha + EPS
+            done[s] = not allowed[s, g] or n_side[s] < 2 * min_leaf or bar[s] <= alpha + EPS
             open_sides += 0 if done[s] else 1
         if open_sides == 0:
-            break
+            continue
         prefix[:] = 0.0
         pw[:] = 0.0
         pn[:] = 0
@@ -240,6 +239,8 @@ def fill_bounds(lo, hi, a, b, weight_left, ev_left, ev_right, monotone, out_left
 @njit(cache=True)
 def depth2(srt, rank, y, w, n_classes, allowed_root, allowed_child, alpha, min_leaf, upper_bound):
     """Optimal tree of depth <= 2 for a view, searching for cost < ``upper_bound``.
+
+    ``allowed_root`` masks the root's features, ``allowed_child[0/1]`` its left/right child's.
 
     Root thresholds of each feature are searched by bisection over intervals (as ConTree):
     each evaluated root threshold gets both children exactly by :func:`depth1_pair`; the

@@ -37,18 +37,27 @@ class BudgetExhausted(Exception):
 
 
 def check_allowed(allowed_features, max_depth: int, n_features: int) -> np.ndarray:
-    """Allowed-feature mask per level, shape ``(max_depth, n_features)`` (row 0: the root's splits)."""
+    """Allowed-feature mask per node of the complete tree, shape ``(2**max_depth - 1, n_features)``.
+
+    Accepts ``None`` (all allowed), a mask ``(p,)`` for every node, ``(max_depth, p)`` per
+    level (row 0: the root) or ``(2**max_depth - 1, p)`` per node in heap order (row
+    ``h - 1`` for node ``h``; the root is node 1, the children of ``h`` are ``2h``, ``2h + 1``).
+    """
+    n_nodes = 2**max_depth - 1
     if allowed_features is None:
-        return np.ones((max_depth, n_features), bool)
+        return np.ones((n_nodes, n_features), bool)
     mask = np.asarray(allowed_features)
     if mask.dtype != bool:
         raise TypeError(f"allowed_features must be a boolean mask, got dtype {mask.dtype}")
     if mask.shape == (n_features,):
-        return np.tile(mask, (max_depth, 1))
-    if mask.shape == (max_depth, n_features):
+        return np.tile(mask, (n_nodes, 1))
+    if mask.shape == (n_nodes, n_features):
         return mask.copy()
-    raise ValueError(f"allowed_features must have shape ({n_features},) or ({max_depth}, {n_features}), "
-                     f"got {mask.shape}")
+    if mask.shape == (max_depth, n_features):
+        level = np.floor(np.log2(np.arange(1, n_nodes + 1))).astype(int)
+        return mask[level]
+    raise ValueError(f"allowed_features must have shape ({n_features},), ({max_depth}, {n_features}) or "
+                     f"({n_nodes}, {n_features}), got {mask.shape}")
 
 
 class Search:
@@ -57,8 +66,9 @@ class Search:
     Parameters
     ----------
     data : ExactData
-    allowed : bool ndarray (levels, p)
-        Features allowed for splits at each level (row 0: the node the search starts at).
+    allowed : bool ndarray (2**depth - 1, p)
+        Features allowed for splits at each node of the complete tree in heap order (row
+        ``h - 1`` for node ``h``; node 1 is the one the search starts at).
     alpha : float
         Cost of one split, in objective units (weighted misclassifications).
     min_leaf : int
@@ -73,7 +83,7 @@ class Search:
     def __init__(self, data: ExactData, allowed, alpha: float, min_leaf: int, deadline: float, node_limit):
         self.data = data
         self.allowed = allowed
-        self.per_level = not (allowed == allowed[0]).all()
+        self.per_node = not (allowed == allowed[0]).all()
         self.alpha = float(alpha)
         self.min_leaf = int(min_leaf)
         self.monotone = self.min_leaf <= 1
@@ -98,53 +108,54 @@ class Search:
         d = self.data
         return float(K._misclassified(K.class_weights(view, d.y, d.weight, d.n_classes)))
 
-    def solve(self, view, depth: int, level: int, upper_bound: float = np.inf) -> Subtree:
+    def solve(self, view, depth: int, node: int, upper_bound: float = np.inf) -> Subtree:
         """Best tree of depth <= ``depth`` for ``view``, searching for cost < ``upper_bound``.
 
         Never raises on an exhausted budget: it then returns a valid tree and bound.
         """
         try:
-            return self._solve(view, depth, level, upper_bound)
+            return self._solve(view, depth, node, upper_bound)
         except BudgetExhausted:
             return Subtree(self.leaf_cost(view), 0.0, None)
 
-    def _solve(self, view, depth, level, upper_bound) -> Subtree:
+    def _solve(self, view, depth, node, upper_bound) -> Subtree:
         d = self.data
         if depth == 0 or view.shape[1] < 2 * self.min_leaf:
             cost = self.leaf_cost(view)
             return Subtree(cost, cost, None)
-        key = (view[0].tobytes(), depth, level if self.per_level else 0)
+        key = (view[0].tobytes(), depth, node if self.per_node else 0)
         hit = self.cache.get(key)
         if hit is not None and (hit.exact or hit.lower_bound >= upper_bound - EPS):
             return hit
         if depth == 1:
             self.spend()
             cost, lower, feat, thr = K.depth1_pair(view, d.rank, d.y, d.weight, d.n_classes, -1, 0,
-                                                   self.allowed[level], self.alpha, self.min_leaf, upper_bound)
+                                                   self.allowed[[node - 1, node - 1]], self.alpha, self.min_leaf,
+                                                   upper_bound)
             nodes = None if feat[0] < 0 else (int(feat[0]), int(thr[0]), None, None)
             result = Subtree(float(cost[0]), float(lower[0]), nodes)
         elif depth == 2:
             self.spend()
-            cost, bound, n = K.depth2(view, d.rank, d.y, d.weight, d.n_classes, self.allowed[level],
-                                      self.allowed[level + 1], self.alpha, self.min_leaf, upper_bound)
+            cost, bound, n = K.depth2(view, d.rank, d.y, d.weight, d.n_classes, self.allowed[node - 1],
+                                      self.allowed[2 * node - 1:2 * node + 1], self.alpha, self.min_leaf, upper_bound)
             result = Subtree(float(cost), float(bound), _depth2_nodes(n))
         else:
-            result = self.branch(view, depth, level, upper_bound, self.leaf_cost(view), None)
+            result = self.branch(view, depth, node, upper_bound, self.leaf_cost(view), None)
         if result.exact or hit is None or result.lower_bound > hit.lower_bound:
             self.cache[key] = result
         return result
 
-    def branch(self, view, depth, level, upper_bound, best, best_nodes, on_improve=None) -> Subtree:
+    def branch(self, view, depth, node, upper_bound, best, best_nodes, on_improve=None) -> Subtree:
         """Search the splits of ``view`` feature by feature, from the incumbent ``best`` (``best_nodes``).
 
         ``on_improve(cost)`` is called at each new incumbent. Returns on a spent budget too.
         """
         open_bound = np.inf  # lowest children bound among candidates left unresolved by a stop
-        features = np.flatnonzero(self.allowed[level])
+        features = np.flatnonzero(self.allowed[node - 1])
         for k, f in enumerate(features):
             if min(best, upper_bound) <= self.alpha + EPS:
                 break
-            scan = FeatureScan(self, view, int(f), depth, level)
+            scan = FeatureScan(self, view, int(f), depth, node)
             try:
                 for total_bound, split in scan.run(lambda: min(best, upper_bound)):
                     if split is not None and total_bound < best - EPS:
@@ -180,8 +191,8 @@ class FeatureScan:
     candidate dropped or solved.
     """
 
-    def __init__(self, search: Search, view, feature: int, depth: int, level: int):
-        self.search, self.view, self.feature, self.depth, self.level = search, view, feature, depth, level
+    def __init__(self, search: Search, view, feature: int, depth: int, node: int):
+        self.search, self.view, self.feature, self.depth, self.node = search, view, feature, depth, node
         d = search.data
         self.rank_threshold, self.n_left, self.weight_left = K.candidates(view, d.rank, d.weight, feature,
                                                                           search.min_leaf)
@@ -209,9 +220,17 @@ class FeatureScan:
             s.spend()
             mid = (lo + hi) // 2
             r = int(self.rank_threshold[mid])
-            left, right = K.partition(self.view, d.rank[self.feature], r, int(self.n_left[mid]))
-            slack = max(self.weight_left[mid] - self.weight_left[lo], self.weight_left[hi] - self.weight_left[mid])
-            sides = self._solve_children(left, right, limit, slack)
+            if self.depth == 2:  # both depth-1 children in one sweep, no partition
+                cost, lower, feat, thr = K.depth1_pair(self.view, d.rank, d.y, d.weight, d.n_classes, self.feature, r,
+                                                       s.allowed[2 * self.node - 1:2 * self.node + 1], s.alpha,
+                                                       s.min_leaf, limit)
+                sides = [Subtree(float(cost[k]), float(lower[k]),
+                                 None if feat[k] < 0 else (int(feat[k]), int(thr[k]), None, None)) for k in (0, 1)]
+            else:
+                left, right = K.partition(self.view, d.rank[self.feature], r, int(self.n_left[mid]))
+                slack = max(self.weight_left[mid] - self.weight_left[lo],
+                            self.weight_left[hi] - self.weight_left[mid])
+                sides = self._solve_children(left, right, limit, slack)
             self.queue.popleft()
             self.solved_left[mid] = self.bound_left[mid] = sides[0].lower_bound
             self.solved_right[mid] = self.bound_right[mid] = sides[1].lower_bound
@@ -233,10 +252,10 @@ class FeatureScan:
         first, second = (0, 1) if left.shape[1] >= right.shape[1] else (1, 0)
         views = (left, right)
         out = [None, None]
-        out[first] = s._solve(views[first], self.depth - 1, self.level + 1, limit)
+        out[first] = s._solve(views[first], self.depth - 1, 2 * self.node + first, limit)
         remaining = limit - out[first].lower_bound
         if remaining + slack > EPS or abs(remaining) <= EPS:
-            out[second] = s._solve(views[second], self.depth - 1, self.level + 1, remaining + slack)
+            out[second] = s._solve(views[second], self.depth - 1, 2 * self.node + second, remaining + slack)
         else:
             out[second] = Subtree(s.leaf_cost(views[second]), 0.0, None)
         return out
