@@ -198,3 +198,19 @@ def test_split_bounds_on_a_subset_match_solving_it():
     mask = np.zeros(40, bool)
     mask[rows] = True
     assert np.array_equal(split_bounds(data, depth=2, samples=mask).left_bound, sb.left_bound)
+
+
+def test_split_bounds_under_a_budget_stay_valid():
+    incomplete = 0
+    for seed in range(3000, 3040):
+        X, y, w, opts = random_instance(seed, depth=3)
+        y = relabel(y)
+        sb = split_bounds(X, y, w, depth=3, alpha=opts["alpha"], min_samples_leaf=opts["min_samples_leaf"],
+                          allowed_features=opts["allowed_features"], node_limit=2)
+        incomplete += not sb.complete
+        for c in range(sb.feature.shape[0]):
+            lo, hi = children_optima(X, y, w, opts, sb.feature[c], sb.threshold[c])
+            assert sb.left_bound[c] <= lo + 1e-9 and sb.right_bound[c] <= hi + 1e-9, seed
+            if sb.exact[c]:
+                assert (sb.left_bound[c], sb.right_bound[c]) == pytest.approx((lo, hi), abs=1e-9)
+    assert incomplete > 10
