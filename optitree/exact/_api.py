@@ -1,4 +1,4 @@
-"""Public entry points: :func:`solve` (optimal tree) and :func:`split_bounds` (bounds for a MIP)."""
+"""Public entry point :func:`solve`: an optimal tree with its proof (or best tree and bound under a budget)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ import numpy as np
 
 from greedy import Tree
 
-from . import _kernels as K
 from ._data import ExactData, prepare
-from ._search import EPS, FeatureScan, Search, Trace, check_allowed, to_tree
+from ._search import EPS, Search, Trace, check_allowed, to_tree
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ def class_weights(srt, y, w, n_classes):
 
 
 @njit(cache=True)
-def _misclassified(counts):
+def misclassified(counts):
     total = 0.0
     top = 0.0
     for k in range(counts.shape[0]):
@@ -70,7 +70,7 @@ def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, 
     best_r = np.full(2, -1, np.int64)
     for s in range(2):
         weight[s] = total[s].sum()
-        best[s] = _misclassified(total[s])
+        best[s] = misclassified(total[s])
         bar[s] = min(best[s], upper)
     prefix = np.zeros((2, n_classes))
     pw = np.zeros(2)
@@ -130,6 +130,40 @@ def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, 
                     break
     lower = np.minimum(best, upper)
     return best, lower, best_f, best_r
+
+
+@njit(cache=True)
+def stump_order(srt, rank, y, w, n_classes, allowed):
+    """Allowed features sorted by the cost of their best single split (best first).
+
+    Searching the most promising features first gives strong incumbents early, which
+    prunes the thresholds of the others.
+    """
+    p, m = srt.shape
+    total = class_weights(srt, y, w, n_classes)
+    weight = total.sum()
+    score = np.full(p, np.inf)
+    prefix = np.zeros(n_classes)
+    for g in range(p):
+        if not allowed[g]:
+            continue
+        score[g] = weight + 1.0  # no split: after every feature that has one
+        prefix[:] = 0.0
+        for t in range(m):
+            i = srt[g, t]
+            if t > 0 and rank[g, i] != rank[g, srt[g, t - 1]]:
+                left_top = 0.0
+                right_top = 0.0
+                for k in range(n_classes):
+                    left_top = max(left_top, prefix[k])
+                    right_top = max(right_top, total[k] - prefix[k])
+                score[g] = min(score[g], weight - left_top - right_top)
+            prefix[y[i]] += w[i]
+    order = np.argsort(score, kind="mergesort")
+    count = 0
+    for g in range(p):
+        count += 1 if allowed[g] else 0
+    return order[:count]
 
 
 @njit(cache=True)
@@ -252,11 +286,9 @@ def depth2(srt, rank, y, w, n_classes, allowed_root, allowed_child, alpha, min_l
     """
     p, m = srt.shape
     nodes = np.full(6, -1, np.int64)
-    best = _misclassified(class_weights(srt, y, w, n_classes))
+    best = misclassified(class_weights(srt, y, w, n_classes))
     monotone = min_leaf <= 1
-    for f in range(p):
-        if not allowed_root[f]:
-            continue
+    for f in stump_order(srt, rank, y, w, n_classes, allowed_root):
         if min(best, upper_bound) <= alpha + EPS:
             break
         cand_r, cand_n, cand_w = candidates(srt, rank, w, f, min_leaf)

@@ -106,7 +106,7 @@ class Search:
     # ------------------------------------------------------------------ sub-problems
     def leaf_cost(self, view) -> float:
         d = self.data
-        return float(K._misclassified(K.class_weights(view, d.y, d.weight, d.n_classes)))
+        return float(K.misclassified(K.class_weights(view, d.y, d.weight, d.n_classes)))
 
     def solve(self, view, depth: int, node: int, upper_bound: float = np.inf) -> Subtree:
         """Best tree of depth <= ``depth`` for ``view``, searching for cost < ``upper_bound``.
