@@ -198,6 +198,9 @@ def test_split_bounds_on_a_subset_match_solving_it():
     mask = np.zeros(40, bool)
     mask[rows] = True
     assert np.array_equal(split_bounds(data, depth=2, samples=mask).left_bound, sb.left_bound)
+    on_subset = solve(data, max_depth=2, samples=mask)
+    assert on_subset.objective == best_from_bounds
+    assert np.array_equal(on_subset.tree.value[0], np.bincount(y[rows], minlength=3))
 
 
 def test_split_bounds_under_a_budget_stay_valid():

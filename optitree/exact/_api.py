@@ -71,8 +71,8 @@ def _as_data(X, y, sample_weight) -> ExactData:
     return prepare(X, y, sample_weight)
 
 
-def solve(X, y=None, sample_weight=None, *, max_depth, alpha=0.0, min_samples_leaf=1, allowed_features=None,
-          upper_bound=None, time_limit=None, node_limit=None) -> ExactResult:
+def solve(X, y=None, sample_weight=None, *, max_depth, samples=None, alpha=0.0, min_samples_leaf=1,
+          allowed_features=None, upper_bound=None, time_limit=None, node_limit=None) -> ExactResult:
     """Optimal classification tree of depth <= ``max_depth`` (axis-aligned, all midpoint thresholds).
 
     Minimises ``sum of weights of misclassified rows + alpha * n_splits``; a node may always
@@ -88,6 +88,8 @@ def solve(X, y=None, sample_weight=None, *, max_depth, alpha=0.0, min_samples_le
     sample_weight : array (n,), optional
         Non-negative weights (merged duplicate rows carry their multiplicity).
     max_depth : int >= 1
+    samples : int array or bool mask over the rows of ``ExactData.X``, optional
+        Solve for this subset only (e.g. re-optimising the bottom of a tree); default all.
     alpha : float >= 0
         Cost of a split in objective units (weighted misclassifications).
     min_samples_leaf : int >= 1
@@ -111,7 +113,7 @@ def solve(X, y=None, sample_weight=None, *, max_depth, alpha=0.0, min_samples_le
     deadline = np.inf if time_limit is None else start + float(time_limit)
     search = Search(data, allowed, alpha, min_samples_leaf, deadline, node_limit)
     trace = Trace(start)
-    view = data.view
+    view = data.view if samples is None else data.subset_view(samples)
     best = search.leaf_cost(view)
     nodes = None
     trace.add(best, 0.0)
@@ -132,7 +134,7 @@ def solve(X, y=None, sample_weight=None, *, max_depth, alpha=0.0, min_samples_le
         status = "node_limit" if search.nodes_used > search.node_limit else "time_limit"
     if status == "optimal":
         bound = cost
-    tree = to_tree(data, nodes)
+    tree = to_tree(data, nodes, np.sort(view[0]))
     trace.add(cost, bound)
     gap = 0.0 if cost - bound <= EPS else (cost - bound) / max(cost, 1e-12)
     return ExactResult(tree, float(cost), float(bound), float(gap), status, time.perf_counter() - start,

@@ -269,8 +269,8 @@ class FeatureScan:
         return lowest
 
 
-def to_tree(data: ExactData, nodes) -> Tree:
-    """``greedy.Tree`` of a nested split structure; leaf values are weighted class counts."""
+def to_tree(data: ExactData, nodes, rows) -> Tree:
+    """``greedy.Tree`` of a nested split structure; node values are weighted class counts of ``rows``."""
     left, right, feature, threshold = [], [], [], []
     stack = [(nodes, -1, False)]
     while stack:
@@ -288,7 +288,7 @@ def to_tree(data: ExactData, nodes) -> Tree:
         stack.append((lo, idx, True))
     n = len(left)
     tree = Tree(left, right, feature, threshold, np.zeros((n, data.n_classes)), n_features=data.n_features)
-    return tree.fill_statistics(data.X, data.y, data.weight, n_classes=data.n_classes)
+    return tree.fill_statistics(data.X[rows], data.y[rows], data.weight[rows], n_classes=data.n_classes)
 
 
 @dataclass
