@@ -154,7 +154,9 @@ def load(name):
 @pytest.mark.parametrize(
     "name, depth",
     [("iris", 2), ("iris", 3), ("wine", 2), ("wine", 3), ("monks1", 2), ("monks1", 3), ("monks3", 3),
-     ("balance_scale", 2), ("xor", 3), ("breast_cancer", 2),
+     ("monks2", 3), ("balance_scale", 2), ("balance_scale", 3), ("tic_tac_toe", 2), ("car", 2), ("xor", 3),
+     ("parity", 3), ("breast_cancer", 2),
+     pytest.param("digits", 2, marks=pytest.mark.slow),
      pytest.param("breast_cancer", 3, marks=pytest.mark.slow),
      pytest.param("tic_tac_toe", 3, marks=pytest.mark.slow),
      pytest.param("car", 3, marks=pytest.mark.slow)],
