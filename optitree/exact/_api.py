@@ -1,0 +1,141 @@
+"""Public entry point :func:`solve`: an optimal tree with its proof (or best tree and bound under a budget)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from greedy import Tree
+
+from ._data import ExactData, prepare
+from ._search import EPS, Search, Trace, check_allowed, to_tree
+
+
+@dataclass(frozen=True)
+class ExactResult:
+    """Outcome of :func:`solve`.
+
+    Attributes
+    ----------
+    tree : greedy.Tree
+        The incumbent; leaf ``value`` rows are weighted class counts of the training rows
+        (``classes[k]`` is column ``k``), so ``tree.predict`` works.
+    objective : float
+        Weighted misclassification of ``tree`` plus ``alpha`` per split.
+    bound : float
+        Proven lower bound on the optimal objective (``<= objective``).
+    gap : float
+        ``(objective - bound) / max(objective, 1e-12)``; 0 when proven.
+    status : {"optimal", "time_limit", "node_limit", "cutoff"}
+        ``"cutoff"``: no tree with objective below ``upper_bound`` exists (``bound`` is then
+        ``upper_bound``; ``tree`` is the best one found).
+    time : float
+        Wall time in seconds (encoding included, numba compilation excluded once cached).
+    trace : list of (seconds, incumbent, bound)
+    classes : ndarray
+    n_evaluated : int
+        Evaluated split candidates above the last two levels plus kernel calls.
+    """
+
+    tree: Tree
+    objective: float
+    bound: float
+    gap: float
+    status: str
+    time: float
+    trace: list
+    classes: np.ndarray
+    n_evaluated: int
+
+
+def _check_params(max_depth, alpha, min_samples_leaf):
+    if not isinstance(max_depth, numbers.Integral) or max_depth < 1:
+        raise ValueError(f"max_depth must be an integer >= 1, got {max_depth!r}")
+    if not isinstance(alpha, numbers.Real) or not math.isfinite(alpha) or alpha < 0:
+        raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
+    if not isinstance(min_samples_leaf, numbers.Integral) or min_samples_leaf < 1:
+        raise ValueError(f"min_samples_leaf must be an integer >= 1, got {min_samples_leaf!r}")
+
+
+def _as_data(X, y, sample_weight) -> ExactData:
+    if isinstance(X, ExactData):
+        if y is not None or sample_weight is not None:
+            raise ValueError("pass y and sample_weight to prepare(), not with an ExactData")
+        return X
+    if y is None:
+        raise ValueError("y is required")
+    return prepare(X, y, sample_weight)
+
+
+def solve(X, y=None, sample_weight=None, *, max_depth, samples=None, alpha=0.0, min_samples_leaf=1,
+          allowed_features=None, upper_bound=None, time_limit=None, node_limit=None) -> ExactResult:
+    """Optimal classification tree of depth <= ``max_depth`` (axis-aligned, all midpoint thresholds).
+
+    Minimises ``sum of weights of misclassified rows + alpha * n_splits``; a node may always
+    be a leaf. Depths 1 and 2 are solved by compiled kernels; deeper trees by branch-and-bound
+    over the top splits with a cache of solved sample sets.
+
+    Parameters
+    ----------
+    X : array (n, p) or ExactData
+        Finite features; or the output of :func:`prepare` (then omit ``y``/``sample_weight``).
+    y : array (n,)
+        Labels (any sortable type).
+    sample_weight : array (n,), optional
+        Non-negative weights (merged duplicate rows carry their multiplicity).
+    max_depth : int >= 1
+    samples : int array or bool mask over the rows of ``ExactData.X``, optional
+        Solve for this subset only (e.g. re-optimising the bottom of a tree); default all.
+    alpha : float >= 0
+        Cost of a split in objective units (weighted misclassifications).
+    min_samples_leaf : int >= 1
+        Minimum number of rows with positive weight in every leaf (rows, not weight).
+    allowed_features : bool array (p,), (max_depth, p) or (2**max_depth - 1, p), optional
+        Features allowed for splitting: everywhere, per level (row 0: the root) or per node
+        of the complete tree in heap order (row ``h - 1`` for node ``h``, root ``h = 1``,
+        children of ``h``: ``2h`` left and ``2h + 1`` right).
+    upper_bound : float, optional
+        Only trees with objective below it are sought (an external cutoff).
+    time_limit : float, optional
+        Seconds; the best tree and a valid bound are returned when it runs out.
+    node_limit : int, optional
+        Deterministic work budget (evaluated candidates and kernel calls).
+    """
+    start = time.perf_counter()
+    _check_params(max_depth, alpha, min_samples_leaf)
+    data = _as_data(X, y, sample_weight)
+    allowed = check_allowed(allowed_features, int(max_depth), data.n_features)
+    ub = np.inf if upper_bound is None else float(upper_bound)
+    deadline = np.inf if time_limit is None else start + float(time_limit)
+    search = Search(data, allowed, alpha, min_samples_leaf, deadline, node_limit)
+    trace = Trace(start)
+    view = data.view if samples is None else data.subset_view(samples)
+    best = search.leaf_cost(view)
+    nodes = None
+    trace.add(best, 0.0)
+    if max_depth <= 2:
+        sub = search.solve(view, int(max_depth), 1, ub)
+    else:
+        # a depth-2 optimum is a valid start for depth D: a strong first incumbent
+        start_sub = search.solve(view, 2, 1, ub)
+        if start_sub.cost < best - EPS:
+            best, nodes = start_sub.cost, start_sub.nodes
+            trace.add(best, 0.0)
+        sub = search.branch(view, int(max_depth), 1, ub, best, nodes, on_improve=lambda c: trace.add(c, 0.0))
+    cost, bound = sub.cost, sub.lower_bound
+    nodes = sub.nodes
+    if not search.exhausted or cost - bound <= EPS:
+        status = "optimal" if cost < ub - EPS or not np.isfinite(ub) else "cutoff"
+    else:
+        status = "node_limit" if search.nodes_used > search.node_limit else "time_limit"
+    if status == "optimal":
+        bound = cost
+    tree = to_tree(data, nodes, np.sort(view[0]))
+    trace.add(cost, bound)
+    gap = 0.0 if cost - bound <= EPS else (cost - bound) / max(cost, 1e-12)
+    return ExactResult(tree, float(cost), float(bound), float(gap), status, time.perf_counter() - start,
+                       trace.points, data.classes, search.nodes_used)

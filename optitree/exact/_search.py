@@ -1,0 +1,302 @@
+"""Exact depth-D search: branch-and-bound over the top splits, compiled kernels for the last two levels."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from greedy import LEAF_FEATURE, TREE_LEAF, Tree
+
+from . import _kernels as K
+from ._data import ExactData
+
+EPS = K.EPS
+
+
+@dataclass(frozen=True)
+class Subtree:
+    """Outcome of one sub-problem: ``lower_bound <= optimum <= cost``; exact when they meet.
+
+    ``nodes`` is ``None`` (a leaf) or ``(feature, rank_threshold, left, right)``.
+    """
+
+    cost: float
+    lower_bound: float
+    nodes: tuple | None
+
+    @property
+    def exact(self) -> bool:
+        return self.lower_bound >= self.cost - EPS
+
+
+class BudgetExhausted(Exception):
+    """Raised inside the search when the time or node budget runs out."""
+
+
+def check_allowed(allowed_features, max_depth: int, n_features: int) -> np.ndarray:
+    """Allowed-feature mask per node of the complete tree, shape ``(2**max_depth - 1, n_features)``.
+
+    Accepts ``None`` (all allowed), a mask ``(p,)`` for every node, ``(max_depth, p)`` per
+    level (row 0: the root) or ``(2**max_depth - 1, p)`` per node in heap order (row
+    ``h - 1`` for node ``h``; the root is node 1, the children of ``h`` are ``2h``, ``2h + 1``).
+    """
+    n_nodes = 2**max_depth - 1
+    if allowed_features is None:
+        return np.ones((n_nodes, n_features), bool)
+    mask = np.asarray(allowed_features)
+    if mask.dtype != bool:
+        raise TypeError(f"allowed_features must be a boolean mask, got dtype {mask.dtype}")
+    if mask.shape == (n_features,):
+        return np.tile(mask, (n_nodes, 1))
+    if mask.shape == (n_nodes, n_features):
+        return mask.copy()
+    if mask.shape == (max_depth, n_features):
+        level = np.floor(np.log2(np.arange(1, n_nodes + 1))).astype(int)
+        return mask[level]
+    raise ValueError(f"allowed_features must have shape ({n_features},), ({max_depth}, {n_features}) or "
+                     f"({n_nodes}, {n_features}), got {mask.shape}")
+
+
+class Search:
+    """Branch-and-bound over sample sets, with a cache of solved sets.
+
+    Parameters
+    ----------
+    data : ExactData
+    allowed : bool ndarray (2**depth - 1, p)
+        Features allowed for splits at each node of the complete tree in heap order (row
+        ``h - 1`` for node ``h``; node 1 is the one the search starts at).
+    alpha : float
+        Cost of one split, in objective units (weighted misclassifications).
+    min_leaf : int
+        Minimum number of (positive-weight) rows in every leaf.
+    deadline : float
+        ``time.perf_counter()`` value after which the search stops (``inf``: none).
+    node_limit : int or None
+        Maximum number of evaluated split candidates above the last two levels and of kernel
+        calls, a deterministic budget.
+    """
+
+    def __init__(self, data: ExactData, allowed, alpha: float, min_leaf: int, deadline: float, node_limit):
+        self.data = data
+        self.allowed = allowed
+        self.per_node = not (allowed == allowed[0]).all()
+        self.alpha = float(alpha)
+        self.min_leaf = int(min_leaf)
+        self.monotone = self.min_leaf <= 1
+        self.deadline = deadline
+        self.node_limit = np.inf if node_limit is None else int(node_limit)
+        self.nodes_used = 0
+        self.exhausted = False
+        self.cache: dict = {}
+
+    # ------------------------------------------------------------------ budget
+    def spend(self) -> None:
+        """Count one unit of work; raise :class:`BudgetExhausted` when the budget is spent."""
+        if self.exhausted:
+            raise BudgetExhausted
+        self.nodes_used += 1
+        if self.nodes_used > self.node_limit or time.perf_counter() > self.deadline:
+            self.exhausted = True
+            raise BudgetExhausted
+
+    # ------------------------------------------------------------------ sub-problems
+    def leaf_cost(self, view) -> float:
+        d = self.data
+        return float(K.misclassified(K.class_weights(view, d.y, d.weight, d.n_classes)))
+
+    def solve(self, view, depth: int, node: int, upper_bound: float = np.inf) -> Subtree:
+        """Best tree of depth <= ``depth`` for ``view``, searching for cost < ``upper_bound``.
+
+        Never raises on an exhausted budget: it then returns a valid tree and bound.
+        """
+        try:
+            return self._solve(view, depth, node, upper_bound)
+        except BudgetExhausted:
+            return Subtree(self.leaf_cost(view), 0.0, None)
+
+    def _solve(self, view, depth, node, upper_bound) -> Subtree:
+        d = self.data
+        if depth == 0 or view.shape[1] < 2 * self.min_leaf:
+            cost = self.leaf_cost(view)
+            return Subtree(cost, cost, None)
+        key = (view[0].tobytes(), depth, node if self.per_node else 0)
+        hit = self.cache.get(key)
+        if hit is not None and (hit.exact or hit.lower_bound >= upper_bound - EPS):
+            return hit
+        if depth == 1:
+            self.spend()
+            cost, lower, feat, thr = K.depth1_pair(view, d.rank, d.y, d.weight, d.n_classes, -1, 0,
+                                                   self.allowed[[node - 1, node - 1]], self.alpha, self.min_leaf,
+                                                   upper_bound)
+            nodes = None if feat[0] < 0 else (int(feat[0]), int(thr[0]), None, None)
+            result = Subtree(float(cost[0]), float(lower[0]), nodes)
+        elif depth == 2:
+            self.spend()
+            cost, bound, n = K.depth2(view, d.rank, d.y, d.weight, d.n_classes, self.allowed[node - 1],
+                                      self.allowed[2 * node - 1:2 * node + 1], self.alpha, self.min_leaf, upper_bound)
+            result = Subtree(float(cost), float(bound), _depth2_nodes(n))
+        else:
+            result = self.branch(view, depth, node, upper_bound, self.leaf_cost(view), None)
+        if result.exact or hit is None or result.lower_bound > hit.lower_bound:
+            self.cache[key] = result
+        return result
+
+    def branch(self, view, depth, node, upper_bound, best, best_nodes, on_improve=None) -> Subtree:
+        """Search the splits of ``view`` feature by feature, from the incumbent ``best`` (``best_nodes``).
+
+        ``on_improve(cost)`` is called at each new incumbent. Returns on a spent budget too.
+        """
+        open_bound = np.inf  # lowest children bound among candidates left unresolved by a stop
+        features = np.flatnonzero(self.allowed[node - 1])
+        for k, f in enumerate(features):
+            if min(best, upper_bound) <= self.alpha + EPS:
+                break
+            scan = FeatureScan(self, view, int(f), depth, node)
+            try:
+                for total_bound, split in scan.run(lambda: min(best, upper_bound)):
+                    if split is not None and total_bound < best - EPS:
+                        best, best_nodes = total_bound, split
+                        if on_improve is not None:
+                            on_improve(best)
+            except BudgetExhausted:
+                open_bound = min(open_bound, scan.open_bound(), 0.0 if k + 1 < len(features) else np.inf)
+                lower = min(best, upper_bound, self.alpha + open_bound)
+                return Subtree(best, lower, best_nodes)
+            open_bound = min(open_bound, scan.unresolved)
+        lower = min(best, upper_bound, self.alpha + open_bound)
+        return Subtree(best, lower, best_nodes)
+
+
+def _depth2_nodes(n):
+    if n[0] < 0:
+        return None
+    left = None if n[2] < 0 else (int(n[2]), int(n[3]), None, None)
+    right = None if n[4] < 0 else (int(n[4]), int(n[5]), None, None)
+    return (int(n[0]), int(n[1]), left, right)
+
+
+class FeatureScan:
+    """Bisection over the thresholds of one feature at one node (ConTree's interval search).
+
+    Candidate ``j`` puts ``n_left[j]`` rows of weight ``weight_left[j]`` on the left. Solved
+    candidates give lower bounds on their neighbours through :func:`_kernels.point_bounds`;
+    an interval's ends are dropped while their bound reaches the target, then its middle is
+    solved: the larger child first with the target as upper bound, then the smaller one with
+    what remains plus the weight distance to the interval's ends (so its bound can also prune
+    the neighbours). ``bound_left/bound_right`` hold valid children bounds for every
+    candidate dropped or solved.
+    """
+
+    def __init__(self, search: Search, view, feature: int, depth: int, node: int):
+        self.search, self.view, self.feature, self.depth, self.node = search, view, feature, depth, node
+        d = search.data
+        self.rank_threshold, self.n_left, self.weight_left = K.candidates(view, d.rank, d.weight, feature,
+                                                                          search.min_leaf)
+        T = self.rank_threshold.shape[0]
+        self.solved_left = np.zeros(T)
+        self.solved_right = np.zeros(T)
+        self.bound_left = np.zeros(T)
+        self.bound_right = np.zeros(T)
+        self.exact = np.zeros(T, bool)
+        self.queue = deque([(0, T - 1, -1, T)] if T else [])
+        self.unresolved = np.inf  # lowest children bound of a solved candidate that is not exact
+
+    def run(self, target):
+        """Yield ``(cost, nodes)`` for each solved candidate with exact children, else ``(bound, None)``."""
+        s, d = self.search, self.search.data
+        while self.queue:
+            lo, hi, a, b = self.queue[0]
+            limit = target() - s.alpha
+            lo, hi = K.shrink(lo, hi, a, b, self.weight_left, self.solved_left, self.solved_right, s.monotone,
+                              limit, self.bound_left, self.bound_right)
+            if lo > hi:
+                self.queue.popleft()
+                continue
+            self.queue[0] = (lo, hi, a, b)
+            s.spend()
+            mid = (lo + hi) // 2
+            r = int(self.rank_threshold[mid])
+            if self.depth == 2:  # both depth-1 children in one sweep, no partition
+                cost, lower, feat, thr = K.depth1_pair(self.view, d.rank, d.y, d.weight, d.n_classes, self.feature, r,
+                                                       s.allowed[2 * self.node - 1:2 * self.node + 1], s.alpha,
+                                                       s.min_leaf, limit)
+                sides = [Subtree(float(cost[k]), float(lower[k]),
+                                 None if feat[k] < 0 else (int(feat[k]), int(thr[k]), None, None)) for k in (0, 1)]
+            else:
+                left, right = K.partition(self.view, d.rank[self.feature], r, int(self.n_left[mid]))
+                slack = max(self.weight_left[mid] - self.weight_left[lo],
+                            self.weight_left[hi] - self.weight_left[mid])
+                sides = self._solve_children(left, right, limit, slack)
+            self.queue.popleft()
+            self.solved_left[mid] = self.bound_left[mid] = sides[0].lower_bound
+            self.solved_right[mid] = self.bound_right[mid] = sides[1].lower_bound
+            if mid < hi:
+                self.queue.append((mid + 1, hi, mid, b))
+            if lo < mid:
+                self.queue.append((lo, mid - 1, a, mid))
+            if sides[0].exact and sides[1].exact:
+                self.exact[mid] = True
+                yield s.alpha + sides[0].cost + sides[1].cost, (self.feature, r, sides[0].nodes, sides[1].nodes)
+            else:
+                bound = sides[0].lower_bound + sides[1].lower_bound
+                if bound < limit - EPS:
+                    self.unresolved = min(self.unresolved, bound)
+                yield s.alpha + bound, None
+
+    def _solve_children(self, left, right, limit, slack):
+        s = self.search
+        first, second = (0, 1) if left.shape[1] >= right.shape[1] else (1, 0)
+        views = (left, right)
+        out = [None, None]
+        out[first] = s._solve(views[first], self.depth - 1, 2 * self.node + first, limit)
+        remaining = limit - out[first].lower_bound
+        if remaining + slack > EPS or abs(remaining) <= EPS:
+            out[second] = s._solve(views[second], self.depth - 1, 2 * self.node + second, remaining + slack)
+        else:
+            out[second] = Subtree(s.leaf_cost(views[second]), 0.0, None)
+        return out
+
+    def open_bound(self) -> float:
+        """Lowest children bound over candidates not yet resolved (after a stop)."""
+        lowest = self.unresolved
+        for lo, hi, a, b in self.queue:
+            lowest = min(lowest, K.fill_bounds(lo, hi, a, b, self.weight_left, self.solved_left, self.solved_right,
+                                               self.search.monotone, self.bound_left, self.bound_right))
+        return lowest
+
+
+def to_tree(data: ExactData, nodes, rows) -> Tree:
+    """``greedy.Tree`` of a nested split structure; node values are weighted class counts of ``rows``."""
+    left, right, feature, threshold = [], [], [], []
+    stack = [(nodes, -1, False)]
+    while stack:
+        node, parent, is_left = stack.pop()
+        idx = len(left)
+        left.append(TREE_LEAF), right.append(TREE_LEAF)
+        if parent >= 0:
+            (left if is_left else right)[parent] = idx
+        if node is None:
+            feature.append(LEAF_FEATURE), threshold.append(np.nan)
+            continue
+        f, r, lo, hi = node
+        feature.append(f), threshold.append(float(data.thresholds[f][r]))
+        stack.append((hi, idx, False))
+        stack.append((lo, idx, True))
+    n = len(left)
+    tree = Tree(left, right, feature, threshold, np.zeros((n, data.n_classes)), n_features=data.n_features)
+    return tree.fill_statistics(data.X[rows], data.y[rows], data.weight[rows], n_classes=data.n_classes)
+
+
+@dataclass
+class Trace:
+    """Incumbent and bound of the root over time (seconds since the start)."""
+
+    start: float
+    points: list = field(default_factory=list)
+
+    def add(self, incumbent: float, bound: float) -> None:
+        self.points.append((time.perf_counter() - self.start, float(incumbent), float(bound)))

@@ -1,0 +1,219 @@
+"""optitree.exact against an independent brute force over all trees on tiny random sets."""
+
+import functools
+
+import numpy as np
+import pytest
+
+from greedy import midpoint_threshold
+from optitree.exact import prepare, solve, split_bounds
+
+
+def random_instance(seed, max_rows=16, depth=None, min_leaf=None):
+    """Tiny set with ties, duplicate rows, weights (some zero), 2-4 classes, random options."""
+    rng = np.random.RandomState(seed)
+    n, p, k = rng.randint(4, max_rows + 1), rng.randint(1, 4), rng.randint(2, 5)
+    X = rng.randint(0, rng.randint(2, 13), size=(n, p)).astype(float) * rng.choice([1.0, 0.3, -2.5])
+    if rng.rand() < 0.3:
+        X[-2:] = X[:2]  # duplicate rows
+    y = rng.randint(0, k, n)
+    w = None
+    if rng.rand() < 0.6:
+        w = rng.choice([0.0, 0.5, 1.0, 2.0, 3.0], size=n, p=[0.1, 0.2, 0.4, 0.2, 0.1])
+        w[rng.randint(n)] = 1.0
+    depth = rng.randint(1, 4) if depth is None else depth
+    alpha = float(rng.choice([0.0, 0.0, 0.5, 1.0, 2.5]))
+    min_leaf = int(rng.choice([1, 1, 2, 3])) if min_leaf is None else min_leaf
+    allowed = None
+    if p > 1 and rng.rand() < 0.4:
+        rows = rng.choice([None, depth, 2**depth - 1])  # everywhere, per level, per node
+        allowed = rng.rand(p) < 0.7 if rows is None else rng.rand(rows, p) < 0.7
+    return X, y, w, dict(max_depth=depth, alpha=alpha, min_samples_leaf=min_leaf, allowed_features=allowed)
+
+
+def brute_force(X, y, w, max_depth, alpha, min_samples_leaf, allowed_features):
+    """Least cost over every tree of depth <= max_depth (splits at midpoints of the data's distinct values)."""
+    n, p = X.shape
+    w = np.ones(n) if w is None else w
+    positive = w > 0
+    allowed = node_masks(allowed_features, max_depth, p)
+    splits = [(f, t) for f in range(p) for t in midpoint_threshold(np.unique(X[:, f])[:-1], np.unique(X[:, f])[1:])]
+    k = y.max() + 1
+
+    def leaf(rows):
+        counts = np.bincount(y[list(rows)], weights=w[list(rows)], minlength=k)
+        return counts.sum() - counts.max()
+
+    @functools.lru_cache(maxsize=None)
+    def best(rows, depth, node):
+        cost = leaf(rows)
+        if depth == 0:
+            return cost
+        for f, t in splits:
+            if not allowed[node - 1, f]:
+                continue
+            left = frozenset(i for i in rows if X[i, f] <= t)
+            right = rows - left
+            if min(positive[list(left)].sum(), positive[list(right)].sum()) < min_samples_leaf:
+                continue
+            cost = min(cost, alpha + best(left, depth - 1, 2 * node) + best(right, depth - 1, 2 * node + 1))
+        return cost
+
+    return best(frozenset(range(n)), max_depth, 1)
+
+
+def node_masks(allowed, depth, p):
+    """Allowed features per heap node (row h - 1 for node h) from any accepted shape."""
+    if allowed is None:
+        return np.ones((2**depth - 1, p), bool)
+    if allowed.ndim == 1:
+        return np.tile(allowed, (2**depth - 1, 1))
+    if allowed.shape[0] == 2**depth - 1:
+        return allowed
+    return np.array([allowed[int(np.log2(h))] for h in range(1, 2**depth)])
+
+
+def subtree_masks(masks, child):
+    """Rows of the sub-tree rooted at heap node ``child`` (2 or 3), re-indexed from 1."""
+    depth = int(np.log2(masks.shape[0] + 1))
+    rows = [child * 2**k + j for k in range(depth - 1) for j in range(2**k)]
+    return masks[np.array(rows, int) - 1]
+
+
+def tree_cost(tree, X, y, w, alpha):
+    """Objective recomputed from the tree: weighted errors of the majority leaf labels + alpha per split."""
+    w = np.ones(len(y)) if w is None else w
+    pred = tree.predict(X).argmax(1)  # class index = label here (labels are 0..K-1 codes present in y)
+    return float(w[pred != y].sum()) + alpha * tree.n_splits
+
+
+def check_tree(tree, X, y, w, opts):
+    """Depth, minimum leaf rows (positive weight) and allowed features of every split."""
+    assert tree.max_depth <= opts["max_depth"]
+    w = np.ones(len(y)) if w is None else w
+    leaves = tree.apply(X)
+    for leaf in np.unique(leaves[w > 0]):
+        if tree.node_count > 1:
+            assert np.sum((leaves == leaf) & (w > 0)) >= opts["min_samples_leaf"]
+    allowed = node_masks(opts["allowed_features"], opts["max_depth"], X.shape[1])
+    heap = {0: 1}
+    for node in np.flatnonzero(~tree.is_leaf):  # parents before children
+        assert allowed[heap[node] - 1, tree.feature[node]]
+        heap[tree.children_left[node]], heap[tree.children_right[node]] = 2 * heap[node], 2 * heap[node] + 1
+
+
+def relabel(y):
+    """Codes 0..K-1 so that tree columns are labels (solve's classes are the sorted labels of y)."""
+    return np.unique(y, return_inverse=True)[1]
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_solve_equals_brute_force(block):
+    for seed in range(block * 80, block * 80 + 80):
+        X, y, w, opts = random_instance(seed)
+        y = relabel(y)
+        expected = brute_force(X, y, w, **opts)
+        res = solve(X, y, w, **opts)
+        assert res.status == "optimal", seed
+        assert res.objective == pytest.approx(expected, abs=1e-9), seed
+        assert res.bound == pytest.approx(expected, abs=1e-9) and res.gap == 0.0
+        assert tree_cost(res.tree, X, y, w, opts["alpha"]) == pytest.approx(res.objective, abs=1e-9), seed
+        check_tree(res.tree, X, y, w, opts)
+
+
+def test_minimum_leaf_size_on_wider_sets():
+    """Depth 2 with min_samples_leaf 2-4 on up to 30 rows: the regime where a superset can have a
+    lower optimum than its subset (so only the similarity bound may prune thresholds)."""
+    for seed in range(300):
+        X, y, w, opts = random_instance(seed, max_rows=30, depth=2, min_leaf=2 + seed % 3)
+        y = relabel(y)
+        res = solve(X, y, w, **opts)
+        assert res.objective == pytest.approx(brute_force(X, y, w, **opts), abs=1e-9), seed
+        assert tree_cost(res.tree, X, y, w, opts["alpha"]) == pytest.approx(res.objective, abs=1e-9), seed
+        check_tree(res.tree, X, y, w, opts)
+
+
+def children_optima(X, y, w, opts, feature, threshold):
+    left = X[:, feature] <= threshold
+    masks = node_masks(opts["allowed_features"], opts["max_depth"], X.shape[1])
+    ww = np.ones(len(y)) if w is None else w
+    out = []
+    for child, side in ((2, left), (3, ~left)):
+        sub = dict(opts, max_depth=opts["max_depth"] - 1)
+        if sub["max_depth"] > 0:
+            sub["allowed_features"] = subtree_masks(masks, child)
+        if sub["max_depth"] == 0:
+            counts = np.bincount(y[side], weights=ww[side], minlength=y.max() + 1)
+            out.append(counts.sum() - counts.max())
+        else:
+            out.append(brute_force(X[side], y[side], None if w is None else w[side], **sub))
+    return out
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_split_bounds_never_exceed_children_optima(lazy):
+    checked = 0
+    for seed in range(1000, 1060):
+        X, y, w, opts = random_instance(seed)
+        y = relabel(y)
+        cutoff = brute_force(X, y, w, **opts) if lazy else None
+        sb = split_bounds(X, y, w, depth=opts["max_depth"], alpha=opts["alpha"],
+                          min_samples_leaf=opts["min_samples_leaf"], allowed_features=opts["allowed_features"],
+                          cutoff=cutoff)
+        assert sb.complete
+        for c in range(sb.feature.shape[0]):
+            lo, hi = children_optima(X, y, w, opts, sb.feature[c], sb.threshold[c])
+            assert sb.left_bound[c] <= lo + 1e-9 and sb.right_bound[c] <= hi + 1e-9, seed
+            if sb.exact[c]:
+                assert (sb.left_bound[c], sb.right_bound[c]) == pytest.approx((lo, hi), abs=1e-9)
+            elif lazy:
+                assert opts["alpha"] + sb.children_bound[c] >= cutoff - 1e-9
+            else:
+                pytest.fail("without a cutoff every candidate is solved exactly")
+            checked += 1
+    assert checked > 100
+
+
+def test_split_bounds_lists_every_feasible_candidate():
+    X = np.array([[0.0, 5.0], [1.0, 5.0], [1.0, 6.0], [2.0, 7.0]])
+    y = np.array([0, 1, 1, 0])
+    sb = split_bounds(X, y, depth=1)
+    assert sb.feature.tolist() == [0, 0, 1, 1]
+    assert sb.threshold.tolist() == [0.5, 1.5, 5.5, 6.5]
+    assert sb.n_left.tolist() == [1, 3, 2, 3]
+    assert sb.leaf_cost == 2.0
+    sb = split_bounds(X, y, depth=1, min_samples_leaf=2, allowed_features=np.array([True, False]))
+    assert sb.feature.tolist() == [] and sb.threshold.tolist() == []
+
+
+def test_split_bounds_on_a_subset_match_solving_it():
+    rng = np.random.RandomState(3)
+    X, y = rng.randint(0, 4, size=(40, 3)).astype(float), rng.randint(0, 3, 40)
+    data = prepare(X, y)
+    rows = np.flatnonzero(X[:, 0] <= 1.5)
+    sb = split_bounds(data, depth=2, samples=rows)
+    assert sb.exact.all()
+    best_from_bounds = min(sb.leaf_cost, float(sb.children_bound.min()))
+    assert best_from_bounds == pytest.approx(solve(X[rows], y[rows], max_depth=2).objective)
+    mask = np.zeros(40, bool)
+    mask[rows] = True
+    assert np.array_equal(split_bounds(data, depth=2, samples=mask).left_bound, sb.left_bound)
+    on_subset = solve(data, max_depth=2, samples=mask)
+    assert on_subset.objective == best_from_bounds
+    assert np.array_equal(on_subset.tree.value[0], np.bincount(y[rows], minlength=3))
+
+
+def test_split_bounds_under_a_budget_stay_valid():
+    incomplete = 0
+    for seed in range(3000, 3040):
+        X, y, w, opts = random_instance(seed, depth=3)
+        y = relabel(y)
+        sb = split_bounds(X, y, w, depth=3, alpha=opts["alpha"], min_samples_leaf=opts["min_samples_leaf"],
+                          allowed_features=opts["allowed_features"], node_limit=2)
+        incomplete += not sb.complete
+        for c in range(sb.feature.shape[0]):
+            lo, hi = children_optima(X, y, w, opts, sb.feature[c], sb.threshold[c])
+            assert sb.left_bound[c] <= lo + 1e-9 and sb.right_bound[c] <= hi + 1e-9, seed
+            if sb.exact[c]:
+                assert (sb.left_bound[c], sb.right_bound[c]) == pytest.approx((lo, hi), abs=1e-9)
+    assert incomplete > 10
