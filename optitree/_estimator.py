@@ -1,9 +1,8 @@
 """The solve pipeline shared by OptimalTreeClassifier and OptimalTreeRegressor.
 
 ``fit`` of both estimators is one pipeline: validate → formulation → size check →
-build (+ user constraints) → start tree → solve (the backend ``solver`` selects from
-:mod:`optitree.solvers`) → decode, or fall
-back to the start → ``result_``. ``result_.bound`` is raised to the formulation's
+build (+ user constraints) → start tree → solve (with the backend that ``solver``
+selects in :mod:`optitree.solvers`) → decode, or fall back to the start → ``result_``. ``result_.bound`` is raised to the formulation's
 ``objective_lower_bound`` (the objective is a sum of non-negative terms) and
 ``result_.gap`` is :func:`~optitree.solvers.relative_gap` of the reported objective and
 bound. Subclasses supply what differs through small hooks: target validation and
@@ -27,9 +26,9 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from greedy import FittedTreeMixin
 
 from ._memory import check_size
-from .solvers import SolveOptions, check_solver, make_backend
 from ._warmstart import solution_violation, tree_from_init
 from .formulations import InfeasibleStartError
+from .solvers import SolveOptions, check_solver, make_backend
 
 _REL_TOL = 1e-6
 
