@@ -35,10 +35,10 @@ class StartCompletionBackend(SolverBackend):
             raise ValueError("startlp needs a name")
 
     def _load(self):
-        self.events = []
+        pass  # nothing to hand over: the spec is read at every solve
 
     def _add_rows(self, block):
-        pass  # the spec is read at every solve
+        pass  # the block is in the spec already
 
     def _solve(self, options, on_event):
         spec = self.spec
