@@ -93,7 +93,7 @@ def measure(n_samples, target, trace_python):
     py_peak = tracemalloc.get_traced_memory()[1] if trace_python else float("nan")
     tracemalloc.stop()
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    from optitree._model import estimate_bytes
+    from optitree._memory import estimate_bytes
 
     return {
         "N": n_samples, "target": target, "rows": spec.n_rows, "cols": spec.n_cols, "nnz": spec.nnz,
@@ -138,7 +138,7 @@ def multi_knapsack(n_items=100, n_constraints=8, seed=0):
 def trace_overhead(repeats=3):
     """CPU time (1 thread, so process time; robust on a shared machine) of a bare
     ``Highs.run`` vs ``solve_highs`` with its callbacks and log capture, interleaved."""
-    from optitree._solve import SolveOptions, solve_highs
+    from optitree.solvers import SolveOptions, solve_highs
 
     spec = multi_knapsack()
     bare, ours, nodes = [], [], set()

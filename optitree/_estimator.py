@@ -1,10 +1,10 @@
 """The solve pipeline shared by OptimalTreeClassifier and OptimalTreeRegressor.
 
 ``fit`` of both estimators is one pipeline: validate → formulation → size check →
-build (+ user constraints) → start tree → solve (HiGHS or Pyomo) → decode, or fall
-back to the start → ``result_``. ``result_.bound`` is raised to the formulation's
+build (+ user constraints) → start tree → solve (with the backend that ``solver``
+selects in :mod:`optitree.solvers`) → decode, or fall back to the start → ``result_``. ``result_.bound`` is raised to the formulation's
 ``objective_lower_bound`` (the objective is a sum of non-negative terms) and
-``result_.gap`` is :func:`~optitree._solve.relative_gap` of the reported objective and
+``result_.gap`` is :func:`~optitree.solvers.relative_gap` of the reported objective and
 bound. Subclasses supply what differs through small hooks: target validation and
 encoding (in their ``fit``), the formulation (:meth:`_OptimalTreeBase._formulation`),
 the greedy start (:meth:`_OptimalTreeBase._fit_cart`) and extra result notes
@@ -25,10 +25,10 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from greedy import FittedTreeMixin
 
-from ._model import check_size
-from ._solve import SolveOptions, solve_highs, solve_pyomo
+from ._memory import check_size
 from ._warmstart import solution_violation, tree_from_init
 from .formulations import InfeasibleStartError
+from .solvers import SolveOptions, check_solver, make_backend
 
 _REL_TOL = 1e-6
 
@@ -80,7 +80,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
     # ------------------------------------------------------------------ pipeline
     def _solve(self, X, y, sample_weight):
         """Solve the formulation for validated ``X``, encoded ``y``; set ``tree_``, ``init_tree_``, ``result_``."""
-        solver_name = self._check_solver()
+        check_solver(self.solver)
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         seed = self._seed()
         form = self._formulation(X, y, sample_weight)
@@ -102,11 +102,10 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             rel_gap=float(self.rel_gap), threads=int(self.threads), random_seed=seed,
             node_limit=self.node_limit, verbose=bool(self.verbose),
         )
-        common = dict(start=start, start_source=source, start_objective=start_objective, build_time=build_time)
-        if solver_name == "highs":
-            result, x = solve_highs(spec.to_highs(verbose=bool(self.verbose)), options, **common)
-        else:
-            result, x = solve_pyomo(spec, solver_name, options, **common)
+        backend = make_backend(self.solver, spec)
+        backend.set_start(start, source=source, objective=start_objective)
+        result, x = backend.solve(options)
+        result.build_time += build_time
         if start is None and source is not None:
             result.start_source, result.start_objective = source, start_objective
         notes.extend(self._solve_notes())
@@ -119,8 +118,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             found = "no solution" if tree is None else f"nothing better (objective {objective:.10g})"
             notes.append(f"the solver found {found} than the start ({start_objective:.10g}); returning the start tree")
             tree, objective = start_tree, start_objective
-            if result.status.endswith("_no_solution"):
-                result.status = result.status[: -len("_no_solution")]
+            result.has_solution = True
         if tree is None:
             self._set_result(result, notes)
             if result.status == "infeasible":
@@ -151,13 +149,6 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         self.tree_ = tree
         self.init_tree_ = start_tree
         self._set_result(result, notes)
-
-    def _check_solver(self) -> str:
-        if self.solver == "highs":
-            return "highs"
-        if self.solver.startswith("pyomo:") and len(self.solver) > len("pyomo:"):
-            return self.solver[len("pyomo:"):]
-        raise ValueError(f"solver must be 'highs' or 'pyomo:<solver name>', got {self.solver!r}")
 
     def _seed(self) -> int:
         if isinstance(self.random_state, numbers.Integral):

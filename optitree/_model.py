@@ -1,16 +1,17 @@
-"""Solver-independent MIP description and its compilers (HiGHS, Pyomo, LP/MPS files).
+"""Solver-independent MIP description: :class:`ModelSpec`, the model and nothing else.
 
 A formulation describes its model once, as *variable blocks* (named n-d arrays of
 columns sharing integrality) and vectorised *row blocks* (sparse coefficient triplets
-plus row bounds).  :class:`ModelSpec` stores the non-zeros as numpy arrays and compiles
-them
+plus row bounds).  :class:`ModelSpec` validates and stores them as numpy arrays and
+hands out column, row and matrix arrays.  Beside it, each in its own module:
 
-* to a :class:`highspy.Highs` object with a single ``passModel`` call (the fast path),
-* to a :class:`pyomo.environ.ConcreteModel` with indexed ``Var`` s named like the blocks
-  (user extensions, other solvers),
-* to ``.lp`` (through HiGHS) and ``.mps`` files.
+* :mod:`optitree.solvers.highs` compiles it to :class:`highspy.Highs` (one ``passModel``),
+* :mod:`optitree._model_pyomo` emits it as a Pyomo ``ConcreteModel``,
+* :mod:`optitree._model_files` writes ``.lp``/``.mps`` files,
+* :mod:`optitree._memory` refuses models too large to build.
 
-The model is always
+:meth:`ModelSpec.to_highs`, :meth:`ModelSpec.to_pyomo` and :meth:`ModelSpec.write` are
+shortcuts to them. The model is always
 
 .. math::
 
@@ -22,39 +23,15 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 from dataclasses import dataclass, field
 from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = [
-    "ModelSpec",
-    "VarBlock",
-    "RowBlock",
-    "ModelTooLargeError",
-    "estimate_bytes",
-    "check_size",
-]
+__all__ = ["ModelSpec", "VarBlock", "RowBlock"]
 
 _INT32_MAX = np.iinfo(np.int32).max
-
-# Memory model of ``estimate_bytes``, calibrated with ``python -m experiments.bench_compiler
-# --calibrate`` (peak RSS of a fresh process building an OCT-shaped random spec with ~12
-# non-zeros per row from numpy triplets and calling ``to_highs``; HiGHS 1.15.1, numpy 2.4):
-#     nnz (rows, cols)              0.59 M (50 k, 16 k)   1.48 M   2.96 M   5.92 M (500 k, 160 k)
-#     measured peak RSS increase    40 MiB                96 MiB   159-181  306 MiB
-#     estimate                      62 MiB                108 MiB  186 MiB  339 MiB
-# i.e. ~50 B per non-zero: the formulation's int64/float64 triplets (24 B, transient), the
-# block CSR kept by the spec (12 B), the compile-time CSR/CSC (12 B, transient) and HiGHS's
-# copy (12 B), not all alive at once.  Solving needs more: at 5.92 M non-zeros HiGHS's
-# presolve peaked at 828 MiB (2.7x the build), which the default budget (1/4 of the
-# available memory) leaves room for.
-_BYTES_PER_NONZERO = 52
-_BYTES_PER_ROW = 16
-_BYTES_PER_COL = 40
-_BYTES_BASE = 32 * 2**20
 
 
 @dataclass(eq=False)
@@ -282,7 +259,7 @@ class ModelSpec:
         b = self.var_blocks[name]
         return x[b.start : b.start + b.size].reshape(b.shape)
 
-    # ---------------------------------------------------------------- compiling
+    # ---------------------------------------------------------------- arrays and shortcuts
     def column_arrays(self):
         """Column data in column order.
 
@@ -329,46 +306,10 @@ class ModelSpec:
         return self.to_csr().tocsc()
 
     def to_highs(self, verbose: bool = False, names: bool = False):
-        """Compile to a :class:`highspy.Highs` model with one ``passModel`` call.
+        """Compile to a :class:`highspy.Highs` model; see :func:`optitree.solvers.highs.compile_highs`."""
+        from .solvers.highs import compile_highs
 
-        Parameters
-        ----------
-        verbose : bool, default=False
-            Keep HiGHS's console output on (off otherwise).
-        names : bool, default=False
-            Also pass column/row names ``block(i,j)`` (a Python loop over columns and
-            rows: meant for file export, not for solving large models).
-
-        Returns
-        -------
-        highspy.Highs
-        """
-        import highspy
-
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", bool(verbose))
-        h.setOptionValue("log_to_console", bool(verbose))
-        cost, col_lb, col_ub, integrality = self.column_arrays()
-        row_lb, row_ub = self.row_bounds()
-        csc = self.to_csc()
-        status = h.passModel(
-            self.n_cols, self.n_rows, int(csc.nnz),
-            int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize),
-            float(self.objective_offset),
-            cost, col_lb, col_ub, row_lb, row_ub,
-            csc.indptr.astype(np.int32, copy=False),
-            csc.indices.astype(np.int32, copy=False),
-            csc.data, integrality,
-        )
-        del csc
-        if status == highspy.HighsStatus.kError:
-            raise ValueError(f"HiGHS rejected model {self.name!r} in passModel")
-        if names:
-            for j, col_name in enumerate(self.column_names()):
-                h.passColName(j, col_name)
-            for i, row_name in enumerate(self.row_names()):
-                h.passRowName(i, row_name)
-        return h
+        return compile_highs(self, verbose=verbose, names=names)
 
     def column_names(self) -> list[str]:
         """Names ``block(i,j,...)`` of all columns in column order (``block`` for scalars)."""
@@ -379,119 +320,19 @@ class ModelSpec:
         return [n for b in self.row_blocks.values() for n in _element_names(b.name, (b.n_rows,))]
 
     def write(self, path) -> None:
-        """Write the model to ``path`` as ``.lp`` or ``.mps`` (by suffix).
+        """Write the model to ``path`` as ``.lp`` or ``.mps`` (by suffix); see :func:`optitree._model_files.write_model`."""
+        from ._model_files import write_model
 
-        Columns and rows are named after their blocks (``x(0,3)``, ``routing(17)``).
-        ``.lp`` is written by HiGHS; the LP format has no ranged rows, so HiGHS writes a
-        row with two finite, different bounds as two rows (``name lo``/``name up``).
-        ``.mps`` is written here (free MPS with ``RANGES``; integer columns always get
-        explicit bounds, as readers default unbounded integer columns to binary) because
-        the MPS writer of HiGHS 1.15 leaves empty zero-cost columns that follow an
-        integer column inside the integer marker block, so they read back as integer.
-        """
-        path = os.fspath(path)
-        suffix = os.path.splitext(path)[1].lower()
-        if suffix == ".mps":
-            with open(path, "w") as f:
-                f.write(self._mps_text())
-            return
-        if suffix != ".lp":
-            raise ValueError(f"write() supports .lp and .mps files, got {path!r}")
-        import highspy
-
-        h = self.to_highs(names=True)
-        if h.writeModel(path) == highspy.HighsStatus.kError:
-            raise OSError(f"HiGHS could not write {path!r}")
-
-    def _mps_text(self) -> str:
-        col_names, row_names = self.column_names(), self.row_names()
-        cost, col_lb, col_ub, integrality = self.column_arrays()
-        row_lb, row_ub = self.row_bounds()
-        csc = self.to_csc()
-        lines = [f"NAME {self.name}", "ROWS", " N  obj"]
-        row_type = np.where(row_lb == row_ub, "E", np.where(row_lb == -np.inf, "L", "G"))
-        lines += [f" {t}  {n}" for t, n in zip(row_type.tolist(), row_names)]
-
-        lines.append("COLUMNS")
-        entries = [
-            f"    {{}}  {row_names[i]}  {v!r}" for i, v in zip(csc.indices.tolist(), csc.data.tolist())
-        ]
-        starts = csc.indptr.tolist()
-        in_integer, n_markers = False, 0
-        for j, (name, c, integer) in enumerate(zip(col_names, cost.tolist(), integrality.tolist())):
-            if bool(integer) != in_integer:
-                in_integer = not in_integer
-                lines.append(f"    MARKER{n_markers}  'MARKER'  '{'INTORG' if in_integer else 'INTEND'}'")
-                n_markers += 1
-            if c != 0 or starts[j] == starts[j + 1]:
-                lines.append(f"    {name}  obj  {c!r}")
-            lines.extend(e.format(name) for e in entries[starts[j] : starts[j + 1]])
-        if in_integer:
-            lines.append(f"    MARKER{n_markers}  'MARKER'  'INTEND'")
-
-        lines.append("RHS")
-        if self.objective_offset != 0:
-            lines.append(f"    RHS  obj  {-float(self.objective_offset)!r}")
-        rhs = np.where(row_type == "L", row_ub, row_lb)
-        lines += [f"    RHS  {row_names[i]}  {rhs[i].item()!r}" for i in np.flatnonzero(rhs != 0)]
-        ranged = np.flatnonzero((row_type == "G") & np.isfinite(row_ub))
-        if ranged.size:
-            lines.append("RANGES")
-            lines += [f"    RNG  {row_names[i]}  {(row_ub[i] - row_lb[i]).item()!r}" for i in ranged]
-
-        lines.append("BOUNDS")
-        for name, lo, hi, integer in zip(col_names, col_lb.tolist(), col_ub.tolist(), integrality.tolist()):
-            if integer and lo == 0 and hi == 1:
-                lines.append(f" BV BND  {name}")
-            elif lo == hi:
-                lines.append(f" FX BND  {name}  {lo!r}")
-            elif lo == -np.inf and hi == np.inf:
-                lines.append(f" FR BND  {name}")
-            else:
-                if lo == -np.inf:
-                    lines.append(f" MI BND  {name}")
-                elif lo != 0 or integer:
-                    lines.append(f" LO BND  {name}  {lo!r}")
-                if hi != np.inf:
-                    lines.append(f" UP BND  {name}  {hi!r}")
-                elif integer:
-                    lines.append(f" PL BND  {name}")
-        lines.append("ENDATA")
-        return "\n".join(lines) + "\n"
+        write_model(self, path)
 
     def to_pyomo(self):
-        """Emit the model as a :class:`pyomo.environ.ConcreteModel`.
-
-        One indexed ``Var`` per variable block (same name; index = tuples over the block
-        shape, ints for 1-d blocks, a scalar ``Var`` for shape ``()``), domain ``Binary``
-        for integer blocks within [0, 1], ``Integers`` for other integer blocks,
-        ``Reals`` otherwise, with the block's bounds; one indexed ``Constraint`` per row
-        block (index ``0 .. n_rows-1``) built as ``LinearExpression`` s from the CSR row
-        slices; the objective is ``objective``.  Rows without coefficients are emitted
-        as ``Constraint.Feasible``/``Constraint.Infeasible``.
+        """Emit the model as a :class:`pyomo.environ.ConcreteModel`; see :mod:`optitree._model_pyomo`.
 
         The Pyomo variables in column order are stored in ``model._optitree_columns``.
         """
-        import pyomo.environ as pyo
-        from pyomo.common.gc_manager import PauseGC
+        from ._model_pyomo import to_pyomo
 
-        with PauseGC():  # millions of small expression objects: the cyclic GC only slows this
-            return self._to_pyomo(pyo)
-
-    def _to_pyomo(self, pyo):
-        model = pyo.ConcreteModel(name=self.name)
-        columns = _add_pyomo_vars(pyo, self, model)
-
-        for b in self.row_blocks.values():
-            model.add_component(b.name, _pyomo_constraint(pyo, b, columns))
-
-        cost = self.column_arrays()[0]
-        nz = np.flatnonzero(cost)
-        model.objective = pyo.Objective(
-            expr=_linear_expression(columns, nz, cost[nz], float(self.objective_offset)),
-            sense=pyo.minimize,
-        )
-        return model
+        return to_pyomo(self)
 
     # ---------------------------------------------------------------- helpers
     def _check_new_name(self, name, kind):
@@ -499,83 +340,6 @@ class ModelSpec:
             raise ValueError(f"{kind} block name must be a Python identifier, got {name!r}")
         if name in self.var_blocks or name in self.row_blocks or name == "objective":
             raise ValueError(f"block name {name!r} is already used in model {self.name!r}")
-
-
-# ---------------------------------------------------------------------- size guard
-def estimate_bytes(n_rows: int, n_cols: int, nnz: int) -> int:
-    """Peak memory (bytes) to build a :class:`ModelSpec` of this size and hand it to HiGHS.
-
-    A linear model ``32 MiB + 52 B·nnz + 16 B·rows + 40 B·cols`` calibrated with
-    ``experiments/bench_compiler.py`` (measurements in this module's comments).  The
-    HiGHS solve itself needs more (presolve peaked at 2.7x the build at 6 M non-zeros);
-    :func:`check_size`'s default budget of 1/4 of the available memory allows for it.
-    """
-    return int(
-        _BYTES_BASE + _BYTES_PER_NONZERO * nnz + _BYTES_PER_ROW * n_rows + _BYTES_PER_COL * n_cols
-    )
-
-
-class ModelTooLargeError(ValueError):
-    """The model would need more memory than the budget allows."""
-
-
-def available_memory_bytes() -> int:
-    """Available physical memory (psutil if installed, else ``/proc/meminfo``)."""
-    try:
-        import psutil
-    except ImportError:
-        psutil = None
-    if psutil is not None:
-        return int(psutil.virtual_memory().available)
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
-
-
-def check_size(n_rows, n_cols, nnz, budget_bytes=None, hint="") -> None:
-    """Refuse a model whose estimated build memory exceeds the budget.
-
-    Parameters
-    ----------
-    n_rows, n_cols, nnz : int
-        Model size (e.g. from a formulation's ``estimate_size()``).
-    budget_bytes : int or None
-        Memory budget; ``None`` = a quarter of the available memory.
-    hint : str
-        How to shrink the model (e.g. "use max_thresholds, fewer samples or a lower depth").
-
-    Raises
-    ------
-    ModelTooLargeError
-        When :func:`estimate_bytes` exceeds the budget.
-    """
-    if budget_bytes is None:
-        budget_bytes = available_memory_bytes() // 4
-    elif not isinstance(budget_bytes, Integral | float) or budget_bytes <= 0:
-        raise ValueError(f"budget_bytes must be a positive number, got {budget_bytes!r}")
-    need = estimate_bytes(n_rows, n_cols, nnz)
-    if need > budget_bytes:
-        advice = hint or "reduce the number of samples, features or thresholds, or the depth"
-        raise ModelTooLargeError(
-            f"model too large: {n_rows:,} rows, {n_cols:,} columns, {nnz:,} non-zeros need an "
-            f"estimated {_format_bytes(need)} to build, over the memory budget of "
-            f"{_format_bytes(budget_bytes)}. To shrink it: {advice}; or raise the budget "
-            "(memory_budget=...)."
-        )
-
-
-def _format_bytes(n) -> str:
-    if n < 1024:
-        return f"{n:.0f} B"
-    for unit in ("KiB", "MiB", "GiB"):
-        n /= 1024
-        if n < 1024 or unit == "GiB":
-            return f"{n:.1f} {unit}"
 
 
 # ------------------------------------------------------------------ small helpers
@@ -621,66 +385,3 @@ def _element_names(name, shape):
     if shape == ():
         return [name]
     return [f"{name}({','.join(map(str, idx))})" for idx in itertools.product(*map(range, shape))]
-
-
-def _pyomo_domain(pyo, block):
-    """Binary for integer blocks within [0, 1], Integers for other integer blocks, else Reals."""
-    if block.integer and block.size and block.lb.min() >= 0 and block.ub.max() <= 1:
-        return pyo.Binary
-    return pyo.Integers if block.integer else pyo.Reals
-
-
-def _pyomo_var(pyo, block):
-    lb = np.where(np.isfinite(block.lb), block.lb, np.nan).tolist()
-    ub = np.where(np.isfinite(block.ub), block.ub, np.nan).tolist()
-    domain = _pyomo_domain(pyo, block)
-    if block.shape == ():
-        var = pyo.Var(domain=domain)
-        var.construct()
-        vars_ = [var]
-    else:
-        var = pyo.Var(*(range(s) for s in block.shape), domain=domain, dense=True)
-        var.construct()
-        vars_ = list(var.values())
-    for v, lo, hi in zip(vars_, lb, ub):
-        v.setlb(None if lo != lo else lo)
-        v.setub(None if hi != hi else hi)
-    return var
-
-
-def _add_pyomo_vars(pyo, spec, model) -> list:
-    """Add one ``Var`` per variable block of ``spec`` to ``model``; store and return the columns in spec order."""
-    columns = []
-    for block in spec.var_blocks.values():
-        var = _pyomo_var(pyo, block)
-        model.add_component(block.name, var)
-        columns.extend(var.values())
-    model._optitree_columns = columns
-    return columns
-
-
-def _linear_expression(columns, idx, coefs, constant=0.0):
-    """``constant + sum_k coefs[k] * columns[idx[k]]`` as a Pyomo ``LinearExpression``."""
-    from pyomo.core.expr.numeric_expr import LinearExpression
-
-    return LinearExpression(
-        constant=constant, linear_coefs=coefs.tolist(), linear_vars=[columns[j] for j in idx.tolist()]
-    )
-
-
-def _pyomo_constraint(pyo, block, columns):
-    indptr, indices, data = block.indptr, block.indices, block.data
-    lb = [None if not np.isfinite(v) else float(v) for v in block.lb]
-    ub = [None if not np.isfinite(v) else float(v) for v in block.ub]
-
-    def rule(m, i):
-        lo, hi = indptr[i], indptr[i + 1]
-        if lo == hi:
-            feasible = (lb[i] is None or lb[i] <= 0) and (ub[i] is None or ub[i] >= 0)
-            return pyo.Constraint.Feasible if feasible else pyo.Constraint.Infeasible
-        expr = _linear_expression(columns, indices[lo:hi], data[lo:hi])
-        if lb[i] is not None and lb[i] == ub[i]:
-            return expr == lb[i]
-        return (lb[i], expr, ub[i])
-
-    return pyo.Constraint(range(block.n_rows), rule=rule)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._model import ModelSpec, _add_pyomo_vars, _pyomo_domain
+from ._model import ModelSpec
+from ._model_pyomo import add_pyomo_vars, pyomo_domain
 
 __all__ = ["pyomo_mirror", "apply_user_constraints"]
 
@@ -28,7 +29,7 @@ def pyomo_mirror(spec: ModelSpec):
     if not isinstance(spec, ModelSpec):
         raise TypeError(f"spec must be a ModelSpec, got {type(spec).__name__}")
     model = pyo.ConcreteModel(name=f"{spec.name}_mirror")
-    _add_pyomo_vars(pyo, spec, model)
+    add_pyomo_vars(pyo, spec, model)
     return model
 
 
@@ -137,7 +138,7 @@ def _bound_changes_as_constraints(pyo, model, spec, columns):
     """
     _, spec_lb, spec_ub, _ = spec.column_arrays()
     for block in spec.var_blocks.values():
-        expected = _pyomo_domain(pyo, block)
+        expected = pyomo_domain(pyo, block)
         if any(v.domain is not expected for v in model.component(block.name).values()):
             raise ValueError(f"the constraints callable changed the domain of variables {block.name!r}")
     fixed = np.fromiter((v.fixed for v in columns), dtype=bool, count=len(columns))

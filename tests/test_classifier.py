@@ -5,11 +5,11 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-import optitree._estimator as estimator_module
 from greedy import Tree
 from optitree import OptimalTreeClassifier
-from optitree._model import ModelTooLargeError
+from optitree._memory import ModelTooLargeError
 from optitree.formulations import FlowOCTFormulation
+from optitree.solvers import HighsBackend
 
 
 def xor_data(n=200, seed=0):
@@ -162,14 +162,14 @@ def test_warm_start_never_worse_with_node_limit(formulation):
 
 
 def test_start_returned_when_the_solver_finds_nothing(monkeypatch):
-    real = estimator_module.solve_highs
+    real = HighsBackend._solve
 
-    def no_solution(highs, options, **kwargs):
-        result, _ = real(highs, options, **kwargs)
-        result.status, result.objective, result.gap = "time_limit_no_solution", None, None
+    def no_solution(self, options, on_event):
+        result, _ = real(self, options, on_event)
+        result.termination, result.has_solution, result.objective, result.gap = "time_limit", False, None, None
         return result, None
 
-    monkeypatch.setattr(estimator_module, "solve_highs", no_solution)
+    monkeypatch.setattr(HighsBackend, "_solve", no_solution)
     X, y = noisy_data(n=20)
     clf = OptimalTreeClassifier(max_depth=2, node_limit=1, time_limit=10).fit(X, y)
     assert "returning the start tree" in clf.result_.message
@@ -183,16 +183,16 @@ def test_start_returned_when_the_solver_finds_nothing(monkeypatch):
 
 def test_negative_solver_bound_is_raised_to_the_objective_lower_bound(monkeypatch):
     """A solver stopped before its root LP can report a dual bound far below 0; every objective is >= 0."""
-    real = estimator_module.solve_highs
+    real = HighsBackend._solve
 
-    def weak_bound(highs, options, **kwargs):
-        result, x = real(highs, options, **kwargs)
+    def weak_bound(self, options, on_event):
+        result, x = real(self, options, on_event)
         result.bound = -50.0
         for point in result.trace:
             point["bound"] = -50.0
         return result, x
 
-    monkeypatch.setattr(estimator_module, "solve_highs", weak_bound)
+    monkeypatch.setattr(HighsBackend, "_solve", weak_bound)
     X, y = noisy_data(n=20)
     r = OptimalTreeClassifier(max_depth=2, node_limit=1, time_limit=10).fit(X, y).result_
     assert r.objective > 0

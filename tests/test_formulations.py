@@ -5,7 +5,7 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 from greedy import Tree
-from optitree._solve import SolveOptions, solve_highs
+from optitree.solvers import SolveOptions, solve_highs
 from optitree._warmstart import solution_violation
 from optitree.formulations import FlowOCTFormulation, InfeasibleStartError, OCTFormulation, leaf_ancestors
 

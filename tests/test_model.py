@@ -5,7 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from optitree._model import ModelSpec, ModelTooLargeError, check_size, estimate_bytes
+from optitree._memory import ModelTooLargeError, check_size, estimate_bytes
+from optitree._model import ModelSpec
 
 
 def random_spec(seed=0, n_rows=(7, 5), with_duplicates=True):

@@ -6,7 +6,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from greedy import OBLIQUE, Tree
 from optitree import OptimalTreeClassifier
-from optitree._solve import SolveOptions, solve_highs
+from optitree.solvers import SolveOptions, solve_highs
 from optitree.formulations.octh import OCTHFormulation
 
 

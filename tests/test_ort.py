@@ -6,7 +6,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from greedy import Tree
 from optitree._regressor import OptimalTreeRegressor
-from optitree._solve import SolveOptions, solve_highs
+from optitree.solvers import SolveOptions, solve_highs
 from optitree.formulations.ort import ORTFormulation, squared_tangents
 
 OPTS = SolveOptions(time_limit=None, node_limit=200)

@@ -134,7 +134,7 @@ def test_plot_progress_draws_the_trace():
 
 
 def test_plot_progress_accepts_solve_result_and_log_time():
-    solve = pytest.importorskip("optitree._solve")
+    solve = pytest.importorskip("optitree.solvers")
     result = solve.SolveResult.from_dict(result_dict(status="time_limit", gap=0.25))
     fig, ax = plt.subplots()
     optitree.plot_progress(result, ax=ax, log_time=True)

@@ -7,7 +7,7 @@ import pytest
 
 from optitree._model import ModelSpec
 from optitree._pyomo_bridge import apply_user_constraints, pyomo_mirror
-from optitree._solve import SolveOptions, solve_highs, solve_pyomo
+from optitree.solvers import SolveOptions, solve_highs, solve_pyomo
 
 VALUE = np.array([6.0, 5.0, 4.0, 3.0, 2.0])
 WEIGHT = np.array([3.0, 4.0, 2.0, 3.0, 1.0])

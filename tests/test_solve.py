@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from optitree import _solve
 from optitree._model import ModelSpec
-from optitree._solve import STATUSES, SolveOptions, SolveResult, relative_gap, solve_highs, solve_pyomo
+from optitree.solvers import STATUSES, SolveOptions, SolveResult, relative_gap, solve_highs, solve_pyomo
+from optitree.solvers import pyomo as pyomo_backend
 
 
 def assignment_spec():
@@ -210,7 +210,7 @@ def test_legacy_pyomo_interface(monkeypatch):
     from pyomo.opt import SolverFactory
 
     spec, best = assignment_spec()
-    monkeypatch.setattr(_solve, "_pyomo_solver", lambda name: ("legacy", SolverFactory("appsi_highs")))
+    monkeypatch.setattr(pyomo_backend, "_pyomo_solver", lambda name: ("legacy", SolverFactory("appsi_highs")))
     r, x = solve_pyomo(spec, "appsi_highs", SolveOptions())
     assert r.status == "optimal" and r.objective == pytest.approx(best)
     assert objective_of(spec, x) == pytest.approx(best)

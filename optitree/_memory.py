@@ -1,0 +1,100 @@
+"""Memory guard: refuse a model that would not fit before building it."""
+
+from __future__ import annotations
+
+import os
+from numbers import Integral
+
+__all__ = ["ModelTooLargeError", "estimate_bytes", "check_size", "available_memory_bytes"]
+
+# Memory model of ``estimate_bytes``, calibrated with ``python -m experiments.bench_compiler
+# --calibrate`` (peak RSS of a fresh process building an OCT-shaped random spec with ~12
+# non-zeros per row from numpy triplets and calling ``to_highs``; HiGHS 1.15.1, numpy 2.4):
+#     nnz (rows, cols)              0.59 M (50 k, 16 k)   1.48 M   2.96 M   5.92 M (500 k, 160 k)
+#     measured peak RSS increase    40 MiB                96 MiB   159-181  306 MiB
+#     estimate                      62 MiB                108 MiB  186 MiB  339 MiB
+# i.e. ~50 B per non-zero: the formulation's int64/float64 triplets (24 B, transient), the
+# block CSR kept by the spec (12 B), the compile-time CSR/CSC (12 B, transient) and HiGHS's
+# copy (12 B), not all alive at once.  Solving needs more: at 5.92 M non-zeros HiGHS's
+# presolve peaked at 828 MiB (2.7x the build), which the default budget (1/4 of the
+# available memory) leaves room for.
+_BYTES_PER_NONZERO = 52
+_BYTES_PER_ROW = 16
+_BYTES_PER_COL = 40
+_BYTES_BASE = 32 * 2**20
+
+
+def estimate_bytes(n_rows: int, n_cols: int, nnz: int) -> int:
+    """Peak memory (bytes) to build a :class:`ModelSpec` of this size and hand it to HiGHS.
+
+    A linear model ``32 MiB + 52 B·nnz + 16 B·rows + 40 B·cols`` calibrated with
+    ``experiments/bench_compiler.py`` (measurements in this module's comments).  The
+    HiGHS solve itself needs more (presolve peaked at 2.7x the build at 6 M non-zeros);
+    :func:`check_size`'s default budget of 1/4 of the available memory allows for it.
+    """
+    return int(
+        _BYTES_BASE + _BYTES_PER_NONZERO * nnz + _BYTES_PER_ROW * n_rows + _BYTES_PER_COL * n_cols
+    )
+
+
+class ModelTooLargeError(ValueError):
+    """The model would need more memory than the budget allows."""
+
+
+def available_memory_bytes() -> int:
+    """Available physical memory (psutil if installed, else ``/proc/meminfo``)."""
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    if psutil is not None:
+        return int(psutil.virtual_memory().available)
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+
+
+def check_size(n_rows, n_cols, nnz, budget_bytes=None, hint="") -> None:
+    """Refuse a model whose estimated build memory exceeds the budget.
+
+    Parameters
+    ----------
+    n_rows, n_cols, nnz : int
+        Model size (e.g. from a formulation's ``estimate_size()``).
+    budget_bytes : int or None
+        Memory budget; ``None`` = a quarter of the available memory.
+    hint : str
+        How to shrink the model (e.g. "use max_thresholds, fewer samples or a lower depth").
+
+    Raises
+    ------
+    ModelTooLargeError
+        When :func:`estimate_bytes` exceeds the budget.
+    """
+    if budget_bytes is None:
+        budget_bytes = available_memory_bytes() // 4
+    elif not isinstance(budget_bytes, Integral | float) or budget_bytes <= 0:
+        raise ValueError(f"budget_bytes must be a positive number, got {budget_bytes!r}")
+    need = estimate_bytes(n_rows, n_cols, nnz)
+    if need > budget_bytes:
+        advice = hint or "reduce the number of samples, features or thresholds, or the depth"
+        raise ModelTooLargeError(
+            f"model too large: {n_rows:,} rows, {n_cols:,} columns, {nnz:,} non-zeros need an "
+            f"estimated {_format_bytes(need)} to build, over the memory budget of "
+            f"{_format_bytes(budget_bytes)}. To shrink it: {advice}; or raise the budget "
+            "(memory_budget=...)."
+        )
+
+
+def _format_bytes(n) -> str:
+    if n < 1024:
+        return f"{n:.0f} B"
+    for unit in ("KiB", "MiB", "GiB"):
+        n /= 1024
+        if n < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}"

@@ -1,0 +1,353 @@
+"""The HiGHS backend (``solver="highs"``): the one place that drives :class:`highspy.Highs`.
+
+:func:`compile_highs` hands a :class:`~optitree._model.ModelSpec` to HiGHS in one
+``passModel`` call; :func:`solve_highs` runs a built ``Highs`` with explicit options
+(``mip_rel_gap`` always set: HiGHS's default is not 0), an optional sparse MIP start
+(``setSolution``), a progress trace from the ``cbMipImprovingSolution`` and
+``cbMipInterrupt`` callbacks, and maps HiGHS's model status with :data:`_TERMINATION`.
+:class:`HighsBackend` is both behind the backend contract.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+
+import numpy as np
+
+from .._model import ModelSpec
+from .._provenance import package_versions
+from .base import SolverBackend, check_start, finite, register_backend
+from .results import SolveOptions, finished_result, relative_gap
+
+__all__ = ["HighsBackend", "compile_highs", "solve_highs"]
+
+# Trace sampling: cbMipInterrupt fires very often; keep one "progress" point per interval.
+PROGRESS_INTERVAL = 0.5
+# A start is "accepted" if HiGHS logs it as feasible, or if its first improving solution
+# agrees with the start on every given column within this tolerance.
+START_TOL = 1e-6
+# "feasible, objective value is X" (HiGHS 1.15) or "feasible: objective value is X" (1.16)
+START_LOG = re.compile(r"MIP start solution is feasible[,:] objective value is\s*(\S+)")
+_SCHEDULER_LOG = "scheduler has already been initialized"
+
+
+def compile_highs(spec: ModelSpec, verbose: bool = False, names: bool = False):
+    """Compile ``spec`` to a :class:`highspy.Highs` model with one ``passModel`` call.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+    verbose : bool, default=False
+        Keep HiGHS's console output on (off otherwise).
+    names : bool, default=False
+        Also pass column/row names ``block(i,j)`` (a Python loop over columns and
+        rows: meant for file export, not for solving large models).
+    """
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("log_to_console", bool(verbose))
+    cost, col_lb, col_ub, integrality = spec.column_arrays()
+    row_lb, row_ub = spec.row_bounds()
+    csc = spec.to_csc()
+    status = h.passModel(
+        spec.n_cols, spec.n_rows, int(csc.nnz),
+        int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize),
+        float(spec.objective_offset),
+        cost, col_lb, col_ub, row_lb, row_ub,
+        csc.indptr.astype(np.int32, copy=False),
+        csc.indices.astype(np.int32, copy=False),
+        csc.data, integrality,
+    )
+    del csc
+    if status == highspy.HighsStatus.kError:
+        raise ValueError(f"HiGHS rejected model {spec.name!r} in passModel")
+    if names:
+        for j, col_name in enumerate(spec.column_names()):
+            h.passColName(j, col_name)
+        for i, row_name in enumerate(spec.row_names()):
+            h.passRowName(i, row_name)
+    return h
+
+
+@register_backend
+class HighsBackend(SolverBackend):
+    """``solver="highs"``: the spec compiled by :func:`compile_highs`, solved by :func:`solve_highs`.
+
+    Rows added between solves go to the same ``Highs`` object (``addRows``).
+    """
+
+    family = "highs"
+    syntax = "'highs'"
+
+    def _load(self):
+        self.highs = compile_highs(self.spec)
+
+    def _solve(self, options, on_event):
+        return solve_highs(
+            self.highs, options, start=self._start, start_source=self._start_source,
+            start_objective=self._start_objective, build_time=self.load_time, on_event=on_event,
+        )
+
+    def _add_rows(self, block):
+        import highspy
+
+        status = self.highs.addRows(
+            block.n_rows, block.lb, block.ub, block.nnz,
+            block.indptr[:-1].astype(np.int32), block.indices, block.data,
+        )
+        if status == highspy.HighsStatus.kError:
+            raise ValueError(f"HiGHS rejected row block {block.name!r} in addRows")
+
+
+# ---------------------------------------------------------------------- threads
+_scheduler_lock = threading.Lock()
+_scheduler_threads: int | None = None
+
+
+def ensure_scheduler(threads: int, force: bool = False) -> None:
+    """Make HiGHS's process-wide scheduler use ``threads`` threads.
+
+    HiGHS refuses to run when the ``threads`` option differs from the thread count of
+    its global scheduler (initialised by the first solve of the process).  The scheduler
+    is reset only when the count changes between our solves, or with ``force`` after
+    HiGHS refused to run (another user of HiGHS in this process initialised it); a reset
+    affects HiGHS solves running concurrently in other threads of this process, so
+    parallel workers sharing a process should all use the same ``threads``.
+    """
+    global _scheduler_threads
+    import highspy
+
+    with _scheduler_lock:
+        if force or _scheduler_threads not in (None, threads):
+            highspy.Highs.resetGlobalScheduler(True)
+        _scheduler_threads = threads
+
+
+# ---------------------------------------------------------------------- one run
+def _apply_options(h, options: SolveOptions) -> None:
+    import highspy
+
+    values = {
+        "time_limit": math.inf if options.time_limit is None else float(options.time_limit),
+        "mip_rel_gap": float(options.rel_gap),
+        "threads": int(options.threads),
+        "random_seed": int(options.random_seed),
+        "mip_max_nodes": highspy.kHighsIInf if options.node_limit is None else int(options.node_limit),
+        # Output stays on (the log callback records the MIP-start line); only the
+        # console printing follows `verbose`.
+        "output_flag": True,
+        "log_to_console": bool(options.verbose),
+    }
+    for key, value in values.items():
+        if h.setOptionValue(key, value) == highspy.HighsStatus.kError:
+            raise ValueError(f"HiGHS rejected option {key}={value!r}")
+
+
+def _set_start(h, start, n_cols):
+    idx, val = check_start(start, n_cols)
+    import highspy
+
+    if h.setSolution(len(idx), idx.astype(np.int32), val) == highspy.HighsStatus.kError:
+        raise ValueError("HiGHS rejected the MIP start (setSolution)")
+    return idx, val
+
+
+class _Recorder:
+    """Callback state of one HiGHS run: trace, start acceptance, relevant log lines.
+
+    Each trace point is passed to ``on_event``; a True return interrupts the run.
+    """
+
+    def __init__(self, start_idx, start_val, on_event):
+        self.t0 = time.perf_counter()
+        self.trace = []
+        self.last_progress = -math.inf
+        self.start_idx, self.start_val = start_idx, start_val
+        self.on_event = on_event
+        self.first_solution_matches_start = None
+        self.logged_start_objective = None
+        self.scheduler_error = False
+
+    def _record(self, e, incumbent, event):
+        out = e.data_out
+        incumbent, bound = finite(incumbent), finite(out.mip_dual_bound)
+        point = {"time": time.perf_counter() - self.t0, "incumbent": incumbent, "bound": bound,
+                 "gap": relative_gap(incumbent, bound), "nodes": int(out.mip_node_count), "event": event}
+        self.trace.append(point)
+        if self.on_event is not None and self.on_event(dict(point)):
+            e.data_in.user_interrupt = True
+
+    def on_improving(self, e):
+        event = "improving"
+        if self.first_solution_matches_start is None and self.start_idx is not None:
+            x = np.asarray(e.data_out.mip_solution)
+            self.first_solution_matches_start = bool(
+                x.size and np.abs(x[self.start_idx] - self.start_val).max() <= START_TOL
+            )
+            if self.first_solution_matches_start or self.logged_start_objective is not None:
+                event = "start"
+        self._record(e, e.data_out.objective_function_value, event)
+
+    def on_interrupt(self, e):
+        if time.perf_counter() - self.t0 - self.last_progress < PROGRESS_INTERVAL:
+            return
+        self.last_progress = time.perf_counter() - self.t0
+        self._record(e, e.data_out.mip_primal_bound, "progress")
+
+    def on_log(self, e):
+        msg = e.message
+        if "MIP start" in msg:
+            m = START_LOG.search(msg)
+            if m:
+                self.logged_start_objective = float(m.group(1))
+        elif _SCHEDULER_LOG in msg:
+            self.scheduler_error = True
+
+
+def _run(h, recorder):
+    subscriptions = [
+        (h.cbMipImprovingSolution, recorder.on_improving),
+        (h.cbMipInterrupt, recorder.on_interrupt),
+        (h.cbLogging, recorder.on_log),
+    ]
+    for cb, fn in subscriptions:
+        cb.subscribe(fn)
+    try:
+        recorder.t0 = time.perf_counter()
+        h.run()
+        return time.perf_counter() - recorder.t0
+    finally:
+        for cb, fn in subscriptions:
+            cb.unsubscribe(fn)
+
+
+def _termination_table():
+    """HiGHS model status -> (termination, note). mip_max_nodes is the only
+    solution-type limit optitree sets, so kSolutionLimit is the node limit."""
+    import highspy
+
+    S = highspy.HighsModelStatus
+    return {
+        S.kOptimal: ("optimal", ""),
+        S.kModelEmpty: ("optimal", "empty model"),
+        S.kInfeasible: ("infeasible", ""),
+        S.kTimeLimit: ("time_limit", ""),
+        S.kSolutionLimit: ("node_limit", ""),
+        S.kInterrupt: ("interrupted", ""),
+    }
+
+
+def solve_highs(highs, options: SolveOptions, *, start=None, start_source=None, start_objective=None,
+                build_time=0.0, on_event=None):
+    """Solve a built :class:`highspy.Highs` MIP.
+
+    Parameters
+    ----------
+    highs : highspy.Highs
+        The model (e.g. from :func:`compile_highs`); its options are overwritten.
+    options : SolveOptions
+    start : dict[int, float] or None
+        MIP start: column index -> value for the *discrete* variables of a complete
+        start (given sparsely to ``setSolution``; HiGHS completes the continuous ones
+        by an LP).  Acceptance is recorded in ``start_accepted``.
+    start_source : str or None
+        Where the start comes from ("cart", "user", ...), recorded as is.
+    start_objective : float or None
+        Objective of the start as computed by the formulation, recorded as is.
+    build_time : float
+        Model construction time (s) measured by the caller, recorded as is.
+    on_event : callable or None
+        Called with each trace point; returning True interrupts the solve.
+
+    Returns
+    -------
+    result : SolveResult
+    x : ndarray of shape (n_cols,) or None
+        Best primal solution, None without a feasible solution.
+
+    Notes
+    -----
+    Time limits, node limits and infeasible models are terminations, never exceptions.
+    ``solve_time`` is measured here with ``time.perf_counter`` (HiGHS's ``getRunTime``
+    is cumulative over runs of the same object).  The trace costs about 1 % of the
+    solve time.
+    """
+    import highspy
+
+    if not isinstance(highs, highspy.Highs):
+        raise TypeError(f"highs must be a highspy.Highs, got {type(highs).__name__}")
+    if not isinstance(options, SolveOptions):
+        raise TypeError(f"options must be a SolveOptions, got {type(options).__name__}")
+    n_cols = highs.getNumCol()
+    integrality = np.asarray(highs.getLp().integrality_, dtype=np.int64)
+    n_integer = int((integrality != 0).sum()) if integrality.size else 0
+
+    _apply_options(highs, options)
+    start_idx = start_val = None
+    if start is not None:
+        start_idx, start_val = _set_start(highs, start, n_cols)
+
+    ensure_scheduler(options.threads)
+    recorder = _Recorder(start_idx, start_val, on_event)
+    solve_time = _run(highs, recorder)
+    if recorder.scheduler_error:
+        # Another HiGHS user in this process initialised the scheduler differently.
+        ensure_scheduler(options.threads, force=True)
+        if start is not None:
+            _set_start(highs, start, n_cols)
+        recorder = _Recorder(start_idx, start_val, on_event)
+        solve_time = _run(highs, recorder)
+
+    info = highs.getInfo()
+    has_solution = int(info.primal_solution_status) == int(highspy.SolutionStatus.kSolutionStatusFeasible)
+    model_status = highs.getModelStatus()
+    termination, message = _termination_table().get(
+        model_status, ("error", f"HiGHS model status: {highs.modelStatusToString(model_status)}")
+    )
+    objective = finite(info.objective_function_value) if has_solution else None
+    bound = finite(info.mip_dual_bound) if n_integer else None
+    x = np.asarray(highs.getSolution().col_value, dtype=np.float64) if has_solution else None
+
+    start_accepted = None
+    if start is not None:
+        # The log line and the first improving solution are the usual evidence; when a
+        # limit stops HiGHS before its MIP search, the start may be the returned
+        # solution without either.
+        start_accepted = bool(
+            recorder.logged_start_objective is not None
+            or recorder.first_solution_matches_start
+            or x is not None and np.abs(x[start_idx] - start_val).max() <= START_TOL
+        )
+        if not start_accepted:
+            message = "; ".join(filter(None, [message, "MIP start rejected (infeasible or incomplete)"]))
+
+    result = finished_result(
+        termination=termination,
+        objective=objective,
+        bound=bound,
+        options=options,
+        abs_tol=float(highs.getOptionValue("mip_abs_gap")[1]),
+        nodes=int(max(info.mip_node_count, 0)),
+        solve_time=solve_time,
+        trace=recorder.trace,
+        build_time=float(build_time),
+        n_rows=highs.getNumRow(),
+        n_cols=n_cols,
+        n_nonzeros=highs.getNumNz(),
+        n_integer=n_integer,
+        solver="highs",
+        versions={**package_versions(("numpy", "highspy", "optitree")),
+                  "HiGHS": f"{highs.version()} ({highs.githash()})"},
+        start_source=start_source,
+        start_objective=finite(start_objective),
+        start_accepted=start_accepted,
+        message=message,
+    )
+    if on_event is not None:
+        on_event(dict(result.trace[-1]))
+    return result, x

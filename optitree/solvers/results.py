@@ -1,0 +1,250 @@
+"""What a solve is asked to do (:class:`SolveOptions`) and what it reports (:class:`SolveResult`).
+
+A result's outcome is two fields, as in Pyomo's and linopy's results: ``termination``
+(why the solver stopped, one of :data:`TERMINATIONS`) and ``has_solution`` (whether a
+feasible solution exists). The single ``status`` string of earlier versions
+(``"time_limit_no_solution"``, ...) is derived from them (:data:`STATUSES`), and
+records that store only ``status`` still read back (:meth:`SolveResult.from_dict`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+from numbers import Integral, Real
+
+from .._provenance import json_safe
+
+__all__ = [
+    "TERMINATIONS", "STATUSES", "SolveOptions", "SolveResult", "relative_gap", "status_string",
+    "finished_result",
+]
+
+TERMINATIONS = ("optimal", "infeasible", "time_limit", "node_limit", "interrupted", "error")
+# Terminations after which a solution may or may not exist: the status string says which.
+_LIMITS = ("time_limit", "node_limit", "interrupted")
+_NO_SOLUTION = "_no_solution"
+STATUSES = (
+    "optimal",
+    *(f"{t}{suffix}" for t in _LIMITS for suffix in ("", _NO_SOLUTION)),
+    "infeasible",
+    "error",
+)
+
+
+def status_string(termination: str, has_solution: bool) -> str:
+    """The status string of a (termination, has_solution) pair, e.g. ``"time_limit_no_solution"``."""
+    return f"{termination}{_NO_SOLUTION}" if termination in _LIMITS and not has_solution else termination
+
+
+def relative_gap(objective, bound):
+    """HiGHS's relative MIP gap ``|objective - bound| / |objective|``.
+
+    The one definition of ``gap`` in :class:`SolveResult`, its trace and the estimators.
+    ``objective == 0`` (where HiGHS's ratio is undefined): 0 when ``bound == 0`` too,
+    else ``math.inf`` (HiGHS's convention). None when either value is unknown (None).
+    """
+    if objective is None or bound is None:
+        return None
+    if objective == 0:
+        return 0.0 if bound == 0 else math.inf
+    return abs(objective - bound) / abs(objective)
+
+
+@dataclass
+class SolveOptions:
+    """Solver options (HiGHS names in brackets).
+
+    Parameters
+    ----------
+    time_limit : float or None, default=None
+        Wall-clock limit in seconds (``time_limit``); None = no limit.
+    rel_gap : float, default=0.0
+        Relative MIP gap at which to stop (``mip_rel_gap``; HiGHS's default is 1e-4,
+        so it is always set explicitly).
+    threads : int, default=1
+        Solver threads (``threads``).  HiGHS fixes the thread count per process; a
+        change resets its global scheduler.
+    random_seed : int, default=0
+        Solver seed (``random_seed``); it changes the search path, node counts by ~2x.
+    node_limit : int or None, default=None
+        Branch-and-bound node limit (``mip_max_nodes``); None = no limit.
+    verbose : bool, default=False
+        Print the solver log (``log_to_console``).
+    """
+
+    time_limit: float | None = None
+    rel_gap: float = 0.0
+    threads: int = 1
+    random_seed: int = 0
+    node_limit: int | None = None
+    verbose: bool = False
+
+    def __post_init__(self):
+        if self.time_limit is not None and (
+            not isinstance(self.time_limit, Real) or not self.time_limit > 0
+        ):
+            raise ValueError(f"time_limit must be a positive number or None, got {self.time_limit!r}")
+        if not isinstance(self.rel_gap, Real) or not 0 <= self.rel_gap < math.inf:
+            raise ValueError(f"rel_gap must be a non-negative number, got {self.rel_gap!r}")
+        if not isinstance(self.threads, Integral) or self.threads < 1:
+            raise ValueError(f"threads must be a positive int, got {self.threads!r}")
+        if not isinstance(self.random_seed, Integral) or not 0 <= self.random_seed <= 2**31 - 1:
+            raise ValueError(f"random_seed must be an int in [0, 2**31 - 1], got {self.random_seed!r}")
+        if self.node_limit is not None and (
+            not isinstance(self.node_limit, Integral) or self.node_limit < 0
+        ):
+            raise ValueError(f"node_limit must be a non-negative int or None, got {self.node_limit!r}")
+
+
+@dataclass
+class SolveResult:
+    """Outcome of one solve.
+
+    ``termination`` is one of :data:`TERMINATIONS`: why the solver stopped.
+    ``has_solution`` says whether a feasible solution (incumbent) exists; ``objective``
+    is None exactly when it does not. ``status`` (a property) is the string of both,
+    one of :data:`STATUSES`: ``"time_limit"``/``"node_limit"``/``"interrupted"`` with a
+    solution, the same with ``"_no_solution"`` without one.  ``proven_optimal`` is True
+    only when the solver reports optimality and the final gap is within the requested
+    ``rel_gap`` (or within HiGHS's absolute gap tolerance ``mip_abs_gap`` = 1e-6, its
+    own second stopping criterion).  ``gap`` is :func:`relative_gap` of ``objective`` and
+    ``bound`` (``math.inf`` when the objective is 0 and the bound is not; None without
+    an incumbent or a bound; :meth:`to_dict` stores ``math.inf`` as None, like every
+    non-finite value).  ``bound`` is a valid lower bound on the optimum: the solver's
+    dual bound, raised by :meth:`apply_lower_bound` to a bound known from the model
+    (the estimators pass their formulation's ``objective_lower_bound``, 0, since
+    a solver stopped before its root LP can report a dual bound far below it).
+    ``build_time`` is the model construction measured by the caller plus the hand-off
+    to the solver (HiGHS ``passModel``, Pyomo emission).
+    ``trace`` holds dicts ``{"time", "incumbent",
+    "bound", "gap", "nodes", "event"}`` with event ``"start"`` (accepted MIP start),
+    ``"improving"`` (new incumbent), ``"progress"`` (sampled every >= 0.5 s) and
+    ``"final"``; times are seconds since the solve started.
+    """
+
+    termination: str
+    has_solution: bool
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    proven_optimal: bool
+    nodes: int
+    build_time: float
+    solve_time: float
+    n_rows: int
+    n_cols: int
+    n_nonzeros: int
+    n_integer: int
+    solver: str
+    versions: dict
+    options: dict
+    start_source: str | None
+    start_objective: float | None
+    start_accepted: bool | None
+    trace: list = field(default_factory=list)
+    message: str = ""
+
+    def __post_init__(self):
+        if self.termination not in TERMINATIONS:
+            raise ValueError(f"termination must be one of {TERMINATIONS}, got {self.termination!r}")
+
+    @property
+    def status(self) -> str:
+        """``termination`` and ``has_solution`` as one string (:data:`STATUSES`), e.g. ``"time_limit_no_solution"``."""
+        return status_string(self.termination, self.has_solution)
+
+    def apply_lower_bound(self, lower_bound: float) -> bool:
+        """Raise ``bound`` and every trace bound to at least ``lower_bound`` (a valid bound known a priori).
+
+        A missing bound (None) becomes ``lower_bound``. Every gap (result and trace) is
+        recomputed with :func:`relative_gap` from its incumbent and the new bound.
+        Returns whether the result's ``bound`` was raised.
+        """
+        def raised(bound):
+            return lower_bound if bound is None else max(bound, lower_bound)
+
+        for point in self.trace:
+            point["bound"] = raised(point["bound"])
+            point["gap"] = relative_gap(point["incumbent"], point["bound"])
+        changed = self.bound is None or self.bound < lower_bound
+        self.bound = raised(self.bound)
+        self.gap = relative_gap(self.objective, self.bound)
+        return changed
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict of every field plus the derived ``status`` (NaN and infinities become None)."""
+        return json_safe({**asdict(self), "status": self.status})
+
+    @classmethod
+    def from_dict(cls, d) -> "SolveResult":
+        """Inverse of :meth:`to_dict`; also reads records that store only ``status`` (no
+        ``termination``/``has_solution``), where a solution exists iff ``objective`` is
+        not None and the status has no ``"_no_solution"`` suffix."""
+        if not isinstance(d, dict):
+            raise TypeError(f"from_dict expects a dict, got {type(d).__name__}")
+        d = dict(d)
+        status = d.pop("status", None)
+        names = {f.name for f in fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise ValueError(f"unknown SolveResult fields: {sorted(unknown)}")
+        if "termination" not in d:
+            if status not in STATUSES:
+                raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
+            d["termination"] = status.removesuffix(_NO_SOLUTION)
+            d.setdefault("has_solution", not status.endswith(_NO_SOLUTION) and d.get("objective") is not None)
+        result = cls(**d)
+        if status is not None and status != result.status:
+            raise ValueError(
+                f"status {status!r} contradicts termination={result.termination!r}, "
+                f"has_solution={result.has_solution!r} (status {result.status!r})"
+            )
+        return result
+
+    def summary(self) -> str:
+        """A few human-readable lines."""
+        def num(v, fmt=".6g"):
+            return "-" if v is None else format(v, fmt)
+
+        if self.start_accepted is None:
+            start = "none"
+        else:
+            start = (
+                f"{self.start_source or 'user'} (objective {num(self.start_objective)}, "
+                f"{'accepted' if self.start_accepted else 'rejected'})"
+            )
+        lines = [
+            f"status: {self.status}{' (proven optimal)' if self.proven_optimal else ''}"
+            f" [{self.solver}]",
+            f"objective: {num(self.objective)}  bound: {num(self.bound)}  gap: "
+            f"{'-' if self.gap is None else format(self.gap, '.2%')}",
+            f"time: build {self.build_time:.2f} s, solve {self.solve_time:.2f} s; "
+            f"nodes: {self.nodes}",
+            f"size: {self.n_rows} rows, {self.n_cols} columns ({self.n_integer} integer), "
+            f"{self.n_nonzeros} non-zeros; start: {start}",
+        ]
+        if self.message:
+            lines.append(f"note: {self.message}")
+        return "\n".join(lines)
+
+
+def finished_result(*, termination, objective, bound, options, abs_tol, nodes, solve_time, trace, **fields):
+    """The :class:`SolveResult` of a finished solve, the same for every backend.
+
+    ``has_solution`` is ``objective is not None``. An optimal solve without a reported
+    bound (an LP, or a solver that reports none) is its own bound. Proven optimal:
+    termination optimal and gap <= ``rel_gap`` or absolute gap <= ``abs_tol``. The
+    final point is appended to ``trace``.
+    """
+    if termination == "optimal" and bound is None:
+        bound = objective
+    gap = relative_gap(objective, bound)
+    proven = termination == "optimal" and gap is not None and (
+        gap <= options.rel_gap or abs(objective - bound) <= abs_tol
+    )
+    trace.append({"time": solve_time, "incumbent": objective, "bound": bound, "gap": gap, "nodes": nodes,
+                  "event": "final"})
+    return SolveResult(termination=termination, has_solution=objective is not None, objective=objective,
+                       bound=bound, gap=gap, proven_optimal=bool(proven), nodes=nodes, solve_time=solve_time,
+                       options=asdict(options), trace=trace, **fields)
