@@ -12,6 +12,7 @@ from sklearn.utils.validation import validate_data
 
 from greedy import CARTClassifier
 
+from ._acceleration import ExactStage, parse_acceleration
 from ._estimator import _OptimalTreeBase
 from .formulations import FORMULATIONS
 
@@ -71,8 +72,18 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         returns: if the solver finds nothing better, the start itself is returned
         (noted in ``result_.message``).
     solver : str, default="highs"
-        "highs" (highspy, direct) or "pyomo:<name>" (the Pyomo emission solved by any
-        installed Pyomo solver, e.g. "pyomo:appsi_highs", "pyomo:cbc").
+        "highs" (highspy, direct), "pyomo:<name>" (the Pyomo emission solved by any
+        installed Pyomo solver, e.g. "pyomo:appsi_highs", "pyomo:cbc"), or "dp": the
+        exact sub-tree engine (:mod:`optitree.exact`, dynamic programming and
+        branch-and-bound) alone — axis-aligned splits on every midpoint threshold, no
+        user ``constraints``, no MIP.
+    acceleration : str, default="all"
+        How the exact engine helps the MIP ("flow" and "oct"; see
+        :mod:`optitree._acceleration`): "all", "none", or stages joined by "+" from
+        "start" (the engine's tree as start when better and feasible), "proof" (without
+        user constraints, an engine-proven tree is returned with no MIP), "rows"
+        (FlowOCT root bound row), "screening" (FlowOCT root candidates that cannot beat
+        the start are fixed to 0). ``result_.acceleration`` records each stage.
     constraints : callable or None, default=None
         ``constraints(model)`` adds linear Pyomo constraints over a mirror of the
         formulation's variable blocks (see :func:`optitree._pyomo_bridge.apply_user_constraints`).
@@ -136,6 +147,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         "formulation": [StrOptions(set(FORMULATIONS))],
         "max_thresholds": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "feature_scaling": [StrOptions({"minmax", "rank"})],
+        "acceleration": [str],
     }
 
     def __init__(
@@ -156,6 +168,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         node_limit=None,
         memory_budget=None,
         verbose=False,
+        acceleration="all",
     ):
         self.max_depth = max_depth
         self.formulation = formulation
@@ -173,6 +186,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         self.node_limit = node_limit
         self.memory_budget = memory_budget
         self.verbose = verbose
+        self.acceleration = acceleration
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -198,6 +212,13 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
                 f"feature_scaling={self.feature_scaling!r} applies to formulation='oct' only, "
                 f"got formulation={self.formulation!r}"
             )
+        stages = parse_acceleration(self.acceleration)
+        if self.solver == "dp":
+            if self.constraints is not None:
+                raise ValueError("solver='dp' (the exact engine) takes no user constraints; use solver='highs'")
+            if self.formulation == "oct-h":
+                raise ValueError("solver='dp' builds axis-aligned trees; formulation='oct-h' needs a MIP solver")
+        self._stages = stages
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
@@ -207,14 +228,27 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         self.classes_ = classes
         return self
 
-    def _formulation(self, X, y_enc, sample_weight):
+    def _formulation(self, X, y_enc, sample_weight, start_tree=None):
+        required = None
+        if start_tree is not None and self.max_thresholds is not None:
+            split = ~start_tree.is_leaf
+            required = (start_tree.feature[split], start_tree.threshold[split])
         kwargs = {
-            "flow": {"max_thresholds": self.max_thresholds}, "oct": {"feature_scaling": self.feature_scaling},
+            "flow": {"max_thresholds": self.max_thresholds, "required_thresholds": required},
+            "oct": {"feature_scaling": self.feature_scaling},
         }.get(self.formulation, {})
         return FORMULATIONS[self.formulation](
             X, y_enc, depth=self.max_depth, n_classes=int(y_enc.max()) + 1, alpha=self.alpha,
             min_samples_leaf=self.min_samples_leaf, sample_weight=sample_weight, **kwargs,
         )
+
+    def _exact_stage(self, form):
+        """The engine helps axis-aligned formulations (flow, oct) and is the whole solve for solver='dp'."""
+        if self.solver == "dp":
+            return ExactStage(frozenset({"proof"}))
+        if self.formulation == "oct-h" or not self._stages:
+            return None
+        return ExactStage(self._stages)
 
     def _fit_cart(self, X, y_enc, sample_weight, seed):
         """Greedy CART classifier (Gini) of ``max_depth`` with the same ``min_samples_leaf``."""

@@ -25,10 +25,12 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from greedy import FittedTreeMixin
 
+from . import exact
+from ._acceleration import model_units, root_bound_row
 from ._memory import check_size
 from ._warmstart import solution_violation, tree_from_init
 from .formulations import InfeasibleStartError
-from .solvers import SolveOptions, check_solver, make_backend
+from .solvers import SolveOptions, SolveResult, check_solver_available, make_backend, relative_gap
 
 _REL_TOL = 1e-6
 
@@ -66,8 +68,12 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
 
     # ------------------------------------------------------------------ hooks
     @abstractmethod
-    def _formulation(self, X, y, sample_weight):
-        """The unbuilt :class:`~optitree.formulations.TreeFormulation` for the validated data."""
+    def _formulation(self, X, y, sample_weight, start_tree=None):
+        """The unbuilt :class:`~optitree.formulations.TreeFormulation` for the validated data.
+
+        ``start_tree`` (the start as given, or None): a formulation with a restricted
+        candidate set keeps the start's own splits, so the start stays representable.
+        """
 
     @abstractmethod
     def _fit_cart(self, X, y, sample_weight, seed):
@@ -80,10 +86,37 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
     # ------------------------------------------------------------------ pipeline
     def _solve(self, X, y, sample_weight):
         """Solve the formulation for validated ``X``, encoded ``y``; set ``tree_``, ``init_tree_``, ``result_``."""
-        check_solver(self.solver)
+        fit_start = time.perf_counter()
+        if self.solver != "dp":
+            check_solver_available(self.solver)
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         seed = self._seed()
-        form = self._formulation(X, y, sample_weight)
+        given = self._given_start(X, y, sample_weight, seed)
+        form = self._formulation(X, y, sample_weight, start_tree=given[0])
+        options = SolveOptions(
+            time_limit=None if self.time_limit is None else float(self.time_limit),
+            rel_gap=float(self.rel_gap), threads=int(self.threads), random_seed=seed,
+            node_limit=self.node_limit, verbose=bool(self.verbose),
+        )
+        stage = self._exact_stage(form)
+        n_positive = int(np.count_nonzero(sample_weight))
+        if self.min_samples_leaf > n_positive:
+            if self.solver == "dp":
+                raise ValueError(f"no tree satisfies min_samples_leaf={self.min_samples_leaf}: it exceeds the "
+                                 f"{n_positive} positive-weight training samples")
+            stage = None  # the model reports it infeasible
+        engine = data = None
+        if stage is not None:
+            data = exact.prepare(X, y, sample_weight)
+            share = None if options.time_limit is None else (
+                options.time_limit if self.solver == "dp" else 0.5 * options.time_limit)
+            engine = stage.solve(data, form, max_depth=int(self.max_depth),
+                                 min_samples_leaf=int(self.min_samples_leaf), time_limit=share)
+            if self.solver == "dp" or (
+                "proof" in stage.stages and engine.status == "optimal" and self.constraints is None
+            ):
+                self._set_engine_result(form, stage, engine, X, y, sample_weight, options)
+                return
         n_rows, n_cols, nnz = form.estimate_size()
         budget = None if self.memory_budget is None else int(self.memory_budget)
         check_size(n_rows, n_cols, nnz, budget, hint=self._size_hint)
@@ -95,13 +128,22 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             apply_user_constraints(spec, self.constraints)
         build_time = time.perf_counter() - t0
 
-        start_tree, start, source, notes = self._start(form, spec, X, y, sample_weight, seed)
+        start_tree, start, source, notes = self._start(form, spec, given)
+        if engine is not None and "start" in stage.stages:
+            start_tree, start, source = self._better_start(
+                form, spec, (start_tree, start, source), self._engine_tree(engine, X, y, sample_weight), notes)
         start_objective = None if start_tree is None else form.objective_of_tree(start_tree)
-        options = SolveOptions(
-            time_limit=None if self.time_limit is None else float(self.time_limit),
-            rel_gap=float(self.rel_gap), threads=int(self.threads), random_seed=seed,
-            node_limit=self.node_limit, verbose=bool(self.verbose),
-        )
+        bound_info = None
+        if stage is not None and {"rows", "screening"} & stage.stages and form.name == "flow":
+            bound_info = self._root_bounds(form, spec, stage, data, start_tree, start_objective, options, fit_start)
+            stage.bounds = bound_info
+            if bound_info["proves_incumbent"]:
+                self._set_bounds_result(form, stage, start_tree, start_objective, source, options, spec, notes,
+                                        build_time)
+                return
+        if options.time_limit is not None:  # the engine's time counts against the limit
+            elapsed = time.perf_counter() - fit_start - build_time
+            options.time_limit = max(options.time_limit - elapsed, 0.05 * options.time_limit)
         backend = make_backend(self.solver, spec)
         backend.set_start(start, source=source, objective=start_objective)
         result, x = backend.solve(options)
@@ -146,6 +188,9 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             shown = "none" if solver_bound is None else f"{solver_bound:.10g}"
             notes.append(f"bound raised to the objective's lower bound {form.objective_lower_bound:g} "
                          f"(solver bound {shown})")
+        if stage is not None:
+            self._apply_engine_bounds(result, stage, notes)
+            result.acceleration = stage.to_dict()
         self.tree_ = tree
         self.init_tree_ = start_tree
         self._set_result(result, notes)
@@ -155,18 +200,22 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             return int(self.random_state) % (2**31 - 1)
         return int(check_random_state(self.random_state).randint(2**31 - 1))
 
-    def _start(self, form, spec, X, y, sample_weight, seed):
-        """Start tree, sparse start, source label and notes; (None, None, source|None, notes) without a start."""
-        notes: list[str] = []
+    def _given_start(self, X, y, sample_weight, seed):
+        """The start tree as given by ``init`` (CART or the user's) and its source; (None, None) without one."""
         if self.init is None:
-            return None, None, None, notes
+            return None, None
         if isinstance(self.init, str):
             if self.init != "cart":
                 raise ValueError(f"init must be 'cart', None, a greedy.Tree or a fitted estimator, got {self.init!r}")
-            tree, source = self._fit_cart(X, y, sample_weight, seed), "cart"
-        else:
-            tree, source = tree_from_init(self.init, X.shape[1], self.max_depth, task=self._task,
-                                          previous_depth_class=type(self))
+            return self._fit_cart(X, y, sample_weight, seed), "cart"
+        return tree_from_init(self.init, X.shape[1], self.max_depth, task=self._task, previous_depth_class=type(self))
+
+    def _start(self, form, spec, given):
+        """Start tree, sparse start, source label and notes; (None, None, source|None, notes) without a start."""
+        notes: list[str] = []
+        tree, source = given
+        if tree is None:
+            return None, None, None, notes
         tree, note = form.prepare_start(tree)
         if note:
             notes.append(f"start: {note}")
@@ -180,6 +229,111 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             notes.append(f"start not used: it violates the model ({why})")
             return None, None, source, notes
         return tree, form.discrete_start(x0), source, notes
+
+    # ------------------------------------------------------------------ exact engine (optitree._acceleration)
+    def _exact_stage(self, form):
+        """The :class:`~optitree._acceleration.ExactStage` of this fit, or None (no engine)."""
+        return None
+
+    def _engine_tree(self, engine, X, y, sample_weight):
+        """The engine's tree with node statistics over all training rows (the formulation's classes)."""
+        return engine.tree.fill_statistics(X, y, sample_weight, n_classes=int(y.max()) + 1)
+
+    def _better_start(self, form, spec, current, engine_tree, notes):
+        """``current`` (tree, sparse start, source) or the engine's tree, whichever feasible one is better."""
+        tree, note = form.prepare_start(engine_tree)
+        try:
+            x0 = form.start_vector(tree)
+        except InfeasibleStartError as exc:
+            notes.append(f"engine start not used: {exc}")
+            return current
+        why = solution_violation(spec, x0)
+        if why is not None:
+            notes.append(f"engine start not used: it violates the model ({why})")
+            return current
+        if current[0] is not None and form.objective_of_tree(current[0]) <= form.objective_of_tree(tree):
+            return current
+        if note:
+            notes.append(f"engine start: {note}")
+        return tree, form.discrete_start(x0), "exact"
+
+    def _root_bounds(self, form, spec, stage, data, start_tree, start_objective, options, fit_start):
+        """Root bound row and screening (FlowOCT), with the engine's bounds under the remaining budget."""
+        share = None
+        if options.time_limit is not None:
+            share = max(0.25 * (options.time_limit - (time.perf_counter() - fit_start)), 0.01 * options.time_limit)
+        incumbent = start_objective if "screening" in stage.stages else None
+        bounds = stage.root_bounds(data, form, depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf),
+                                   cutoff=incumbent, time_limit=share)
+        root = None
+        if start_tree is not None and not start_tree.is_leaf[0]:
+            root = (int(start_tree.feature[0]), float(start_tree.threshold[0]))
+        return root_bound_row(form, spec, bounds, incumbent=incumbent, incumbent_root=root,
+                              screening="screening" in stage.stages, add_row="rows" in stage.stages)
+
+    def _apply_engine_bounds(self, result, stage, notes):
+        """Raise ``result.bound`` to the engine's global bounds (valid under any added constraint)."""
+        known = [b for b in ((stage.engine or {}).get("bound"), (stage.bounds or {}).get("bound")) if b is not None]
+        if known and (result.bound is None or max(known) > result.bound):
+            result.apply_lower_bound(max(known))
+            notes.append(f"bound raised to the exact engine's {max(known):.10g}")
+        if result.objective is not None and result.bound is not None and not result.proven_optimal and (
+            result.objective - result.bound <= 1e-9 * max(1.0, abs(result.objective))
+        ):
+            result.termination, result.proven_optimal = "optimal", True
+            stage.certificate = stage.certificate or "engine bound"
+            notes.append("proven optimal: the incumbent meets the exact engine's bound")
+
+    def _certified_result(self, form, stage, *, objective, bound, proven, solve_time, trace, source, options,
+                          spec=None, build_time=0.0):
+        """A :class:`SolveResult` for a fit certified (or ended) without a MIP solve."""
+        from ._provenance import package_versions
+
+        sizes = (0, 0, 0, 0) if spec is None else (spec.n_rows, spec.n_cols, spec.nnz, spec.n_integer)
+        return SolveResult(
+            termination="optimal" if proven else "time_limit", has_solution=True, objective=objective,
+            bound=bound, gap=relative_gap(objective, bound), proven_optimal=proven, nodes=0,
+            build_time=build_time, solve_time=solve_time, n_rows=sizes[0], n_cols=sizes[1], n_nonzeros=sizes[2],
+            n_integer=sizes[3], solver="exact" if spec is None else self.solver,
+            versions=package_versions(("numpy", "numba", "optitree")), options=dict(vars(options)),
+            start_source=source, start_objective=None, start_accepted=None, trace=trace,
+            acceleration=stage.to_dict(),
+        )
+
+    def _set_engine_result(self, form, stage, engine, X, y, sample_weight, options):
+        """``tree_``/``result_`` from the engine alone: its certificate, or its best tree and bound."""
+        tree = self._engine_tree(engine, X, y, sample_weight)
+        objective = form.objective_of_tree(tree)
+        scale = model_units(form)
+        proven = engine.status == "optimal"
+        bound = objective if proven else min(engine.bound * scale, objective)
+        if proven:
+            stage.certificate = "engine"
+        trace = [{"time": t, "incumbent": inc * scale, "bound": b * scale, "gap": relative_gap(inc * scale, b * scale),
+                  "nodes": None, "event": "progress"} for t, inc, b in engine.trace]
+        result = self._certified_result(form, stage, objective=objective, bound=bound, proven=proven,
+                                        solve_time=engine.time, trace=trace, source="exact", options=options)
+        notes = ["certificate: the exact engine (optitree.exact) proved this tree optimal; no MIP was solved"
+                 if proven else f"the exact engine stopped ({engine.status}) before proving optimality"]
+        self.tree_ = tree
+        self.init_tree_ = None
+        self._set_result(result, notes + self._solve_notes())
+
+    def _set_bounds_result(self, form, stage, tree, objective, source, options, spec, notes, build_time):
+        """``tree_``/``result_`` when the root bounds prove the start optimal: no MIP is solved."""
+        stage.certificate = "bounds"
+        solve_time = sum(stage.times.values())
+        trace = [{"time": solve_time, "incumbent": objective, "bound": objective, "gap": 0.0, "nodes": 0,
+                  "event": "final"}]
+        result = self._certified_result(form, stage, objective=objective, bound=objective, proven=True,
+                                        solve_time=solve_time, trace=trace, source=source, options=options,
+                                        spec=spec, build_time=build_time)
+        result.start_objective, result.start_accepted = objective, True
+        notes.append("certificate: no root split's exact bound beats the start (optitree.exact.split_bounds); "
+                     "no MIP was solved")
+        self.tree_ = tree
+        self.init_tree_ = tree
+        self._set_result(result, notes + self._solve_notes())
 
     def _set_result(self, result, notes):
         result.message = "; ".join(filter(None, [result.message, *notes]))

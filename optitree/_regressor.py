@@ -203,7 +203,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         self._solve(X, y, sample_weight)
         return self
 
-    def _formulation(self, X, y, sample_weight):
+    def _formulation(self, X, y, sample_weight, start_tree=None):
         return ORTFormulation(
             X, y, depth=self.max_depth, leaf_model=self.leaf_model, loss=self.loss, coef_budget=self.coef_budget,
             leaf_alpha=self.leaf_alpha, alpha=self.alpha, min_samples_leaf=self.min_samples_leaf,

@@ -2,11 +2,13 @@
 
 import itertools
 
+import functools
+
 import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from optitree import OptimalTreeClassifier
+from optitree import OptimalTreeClassifier as _OptimalTreeClassifier
 from optitree._model import ModelSpec
 from optitree.solvers import (
     SolveOptions,
@@ -19,6 +21,10 @@ from optitree.solvers import (
 )
 from optitree.solvers.results import finished_result
 
+
+# These tests are about the MIP itself: the exact engine's proofs and starts are switched off
+# (tests/test_acceleration.py tests the accelerated default against brute force).
+OptimalTreeClassifier = functools.partial(_OptimalTreeClassifier, acceleration="none")
 
 class StartCompletionBackend(SolverBackend):
     """A fake solver: fixes the start's columns and completes the rest by an LP (scipy's linprog).

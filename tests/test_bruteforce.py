@@ -5,10 +5,16 @@ thresholds are midpoints between consecutive distinct feature values (every thre
 partition of the data) and counts training errors with numpy.
 """
 
+import functools
+
 import numpy as np
 import pytest
 
-from optitree import OptimalTreeClassifier
+from optitree import OptimalTreeClassifier as _OptimalTreeClassifier
+
+# These tests are about the MIP itself: the exact engine's proofs and starts are switched off
+# (tests/test_acceleration.py tests the accelerated default against brute force).
+OptimalTreeClassifier = functools.partial(_OptimalTreeClassifier, acceleration="none")
 
 N_DEFAULT = 40
 N_SLOW = 200

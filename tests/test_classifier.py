@@ -1,16 +1,22 @@
 """optitree.OptimalTreeClassifier: behaviour, warm starts, solvers, constraints, bad input."""
 
+import functools
+
 import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from greedy import Tree
-from optitree import OptimalTreeClassifier
+from optitree import OptimalTreeClassifier as _OptimalTreeClassifier
 from optitree._memory import ModelTooLargeError
 from optitree.formulations import FlowOCTFormulation
 from optitree.solvers import HighsBackend
 
+
+# These tests are about the MIP itself: the exact engine's proofs and starts are switched off
+# (tests/test_acceleration.py tests the accelerated default against brute force).
+OptimalTreeClassifier = functools.partial(_OptimalTreeClassifier, acceleration="none")
 
 def xor_data(n=200, seed=0):
     rng = np.random.RandomState(seed)

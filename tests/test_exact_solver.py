@@ -5,11 +5,17 @@ MIP run: the MIP's tree never has fewer errors, its dual bound never exceeds Con
 optimum, and when the MIP proves optimality the error counts are equal.
 """
 
+import functools
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris, load_wine
 
-from optitree import OptimalTreeClassifier
+from optitree import OptimalTreeClassifier as _OptimalTreeClassifier
+
+# These tests are about the MIP itself: the exact engine's proofs and starts are switched off
+# (tests/test_acceleration.py tests the accelerated default against brute force).
+OptimalTreeClassifier = functools.partial(_OptimalTreeClassifier, acceleration="none")
 
 pycontree = pytest.importorskip("pycontree")
 

@@ -80,6 +80,9 @@ class FlowOCTFormulation(TreeFormulation):
     max_thresholds : int or None, default=None
         ``None``: every midpoint (exact). An int: at most that many quantile thresholds
         per feature (an approximation; :attr:`exact_thresholds` tells if it bit).
+    required_thresholds : (features, thresholds) arrays, optional
+        With ``max_thresholds``: splits that stay available (e.g. the start tree's), each
+        as the midpoint of the partition it induces on the training data.
 
     Attributes
     ----------
@@ -99,7 +102,7 @@ class FlowOCTFormulation(TreeFormulation):
 
     name = "flow"
 
-    def __init__(self, X, y, *, depth, max_thresholds: int | None = None, **kwargs):
+    def __init__(self, X, y, *, depth, max_thresholds: int | None = None, required_thresholds=None, **kwargs):
         super().__init__(X, y, depth=depth, **kwargs)
         if max_thresholds is not None and (
             not isinstance(max_thresholds, numbers.Integral) or isinstance(max_thresholds, bool) or max_thresholds < 1
@@ -115,8 +118,12 @@ class FlowOCTFormulation(TreeFormulation):
                 self.exact_thresholds = False
                 cdf = np.cumsum(counts) / counts.sum()
                 levels = np.arange(1, max_thresholds + 1) / (max_thresholds + 1)
-                keep = np.unique(np.minimum(np.searchsorted(cdf, levels), mids.size - 1))
-                mids = mids[keep]
+                keep = np.minimum(np.searchsorted(cdf, levels), mids.size - 1)
+                if required_thresholds is not None:  # the start's own partitions stay available
+                    feats_req, thr_req = required_thresholds
+                    t = np.asarray(thr_req, float)[np.asarray(feats_req) == j]
+                    keep = np.r_[keep, np.minimum(np.searchsorted(vals, t, side="right") - 1, mids.size - 1)]
+                mids = mids[np.unique(keep[keep >= 0])]
             feats.append(np.full(mids.size, j)), thrs.append(mids)
         self.threshold_feature = np.concatenate(feats).astype(np.intp)
         self.threshold_value = np.concatenate(thrs)

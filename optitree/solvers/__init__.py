@@ -12,6 +12,7 @@ from .base import (
     ProgressCallback,
     SolverBackend,
     check_solver,
+    check_solver_available,
     make_backend,
     register_backend,
     registered_backends,
@@ -24,6 +25,6 @@ from .results import STATUSES, TERMINATIONS, SolveOptions, SolveResult, relative
 __all__ = [
     "SolveOptions", "SolveResult", "STATUSES", "TERMINATIONS", "relative_gap",
     "SolverBackend", "ProgressCallback", "register_backend", "unregister_backend", "registered_backends",
-    "check_solver", "make_backend",
+    "check_solver", "check_solver_available", "make_backend",
     "HighsBackend", "solve_highs", "PyomoBackend", "solve_pyomo", "available_pyomo_solvers",
 ]

@@ -78,6 +78,10 @@ class SolverBackend(ABC):
         if name is not None:
             raise ValueError(f"solver must be {cls.syntax}, got {cls.family}:{name!r}")
 
+    @classmethod
+    def check_available(cls, name: str | None) -> None:
+        """Raise ValueError unless the solver can run here (default: always; called before any work)."""
+
     # ------------------------------------------------------------------ the contract
     def set_start(self, start: dict | None, *, source: str | None = None, objective: float | None = None) -> None:
         """Use ``start`` (column index -> value, the discrete columns of a complete solution) in the next solves.
@@ -213,6 +217,12 @@ def check_solver(solver) -> tuple[type[SolverBackend], str | None]:
     name = name if ":" in solver else None
     backend.check_name(name)
     return backend, name
+
+
+def check_solver_available(solver) -> None:
+    """:func:`check_solver`, then the backend's :meth:`SolverBackend.check_available` (e.g. a Pyomo solver installed)."""
+    backend, name = check_solver(solver)
+    backend.check_available(name)
 
 
 def make_backend(solver: str, spec: ModelSpec, **kwargs) -> SolverBackend:

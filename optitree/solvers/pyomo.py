@@ -266,6 +266,10 @@ class PyomoBackend(SolverBackend):
         if not name:
             raise ValueError(f"solver must be {cls.syntax} (e.g. 'pyomo:appsi_highs'), got {name!r} as the name")
 
+    @classmethod
+    def check_available(cls, name):
+        _pyomo_solver(name)
+
     def _load(self):
         self.interface, self.pyomo_solver = _pyomo_solver(self.name)
         self.model = self.spec.to_pyomo()

@@ -121,6 +121,8 @@ class SolveResult:
     "bound", "gap", "nodes", "event"}`` with event ``"start"`` (accepted MIP start),
     ``"improving"`` (new incumbent), ``"progress"`` (sampled every >= 0.5 s) and
     ``"final"``; times are seconds since the solve started.
+    ``acceleration`` records what the exact engine contributed (start, bound rows,
+    screening, a certificate; :class:`optitree._acceleration.ExactStage`), None without it.
     """
 
     termination: str
@@ -144,6 +146,7 @@ class SolveResult:
     start_accepted: bool | None
     trace: list = field(default_factory=list)
     message: str = ""
+    acceleration: dict | None = None
 
     def __post_init__(self):
         if self.termination not in TERMINATIONS:

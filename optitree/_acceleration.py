@@ -1,0 +1,183 @@
+"""The exact sub-tree engine inside the MIP pipeline: optimal starts, bound rows, screening, proofs.
+
+A classification MIP over axis-aligned splits (OCT, FlowOCT) optimises the same objective as
+:mod:`optitree.exact` — weighted misclassification plus ``alpha`` per split, leaves of at
+least ``min_samples_leaf`` rows — over the same or fewer thresholds. So:
+
+* the engine's tree is a feasible start wherever the model accepts it (user constraints are
+  checked on its start vector, as for any start);
+* the engine's bounds are valid for the MIP under *any* added constraint: constraints and a
+  restricted threshold set only raise the optimum. For a root candidate ``c`` with children
+  bound ``L(c)`` (:func:`optitree.exact.split_bounds`) every tree splitting the root on ``c``
+  costs at least ``alpha + L(c)``, and a root leaf costs ``leaf``. With the objective
+  ``cost·x + offset`` and ``b_c``/``p`` the root's split/leaf columns (FlowOCT), the **root
+  bound row** is
+
+  .. math:: \\sum_j cost_j x_j - \\sum_c (\\alpha + L(c))\\, b_c - leaf \\cdot p \\ge -offset;
+
+* **screening**: a candidate with ``alpha + L(c) >= incumbent`` cannot beat a feasible
+  incumbent; its column is fixed to 0 (the incumbent's own root split is kept, so the start
+  stays feasible). When every candidate and the leaf are screened, the incumbent is proven
+  optimal by the bounds alone and no MIP is solved.
+
+Costs here are in the engine's units (weights of the data given to the estimator); the
+formulation's objective is ``units_per_weight`` times them (:func:`model_units`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import exact
+
+__all__ = ["STAGES", "parse_acceleration", "ExactStage", "model_units", "root_bound_row"]
+
+#: Stages of the acceleration, each can be switched off (``acceleration="start+rows"`` ...).
+STAGES = ("start", "proof", "rows", "screening")
+
+_TOL = 1e-9
+
+
+def parse_acceleration(value) -> frozenset:
+    """The set of enabled stages from ``acceleration``: ``"all"``, ``"none"`` or ``"+"``-joined stage names."""
+    if value == "all":
+        return frozenset(STAGES)
+    if value == "none":
+        return frozenset()
+    if isinstance(value, str):
+        parts = [p.strip() for p in value.split("+") if p.strip()]
+        unknown = sorted(set(parts) - set(STAGES))
+        if parts and not unknown:
+            return frozenset(parts)
+    raise ValueError(
+        f"acceleration must be 'all', 'none' or stages joined by '+' from {STAGES} "
+        f"(e.g. 'start+rows'), got {value!r}"
+    )
+
+
+def model_units(form) -> float:
+    """Formulation objective per unit of misclassified weight of the estimator's data."""
+    return float(form.error_scale)
+
+
+@dataclass
+class ExactStage:
+    """What the engine contributed to one fit (stored in ``result_.acceleration``).
+
+    Attributes
+    ----------
+    stages : frozenset of str
+        Enabled stages.
+    engine : dict or None
+        The engine's solve: status, objective and bound (model units), time (s).
+    bounds : dict or None
+        Root bounds: candidates, exact ones, candidates screened, bound (model units), time.
+    certificate : str or None
+        ``"engine"`` (the engine proved the tree optimal: no MIP) or ``"bounds"`` (the root
+        bounds proved the incumbent optimal: no MIP), else None.
+    """
+
+    stages: frozenset
+    engine: dict | None = None
+    bounds: dict | None = None
+    certificate: str | None = None
+    times: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"stages": sorted(self.stages), "engine": self.engine, "bounds": self.bounds,
+                "certificate": self.certificate, "times": self.times}
+
+    # ------------------------------------------------------------------ engine solve
+    def solve(self, data, form, *, max_depth, min_samples_leaf, time_limit):
+        """Run the engine on ``data`` (an :class:`optitree.exact.ExactData`); returns its result."""
+        units = model_units(form)
+        t0 = time.perf_counter()
+        result = exact.solve(data, max_depth=max_depth, alpha=form.alpha / units,
+                             min_samples_leaf=min_samples_leaf, time_limit=time_limit)
+        self.times["engine"] = time.perf_counter() - t0
+        self.engine = {"status": result.status, "objective": result.objective * units,
+                       "bound": result.bound * units, "time": self.times["engine"]}
+        return result
+
+    # ------------------------------------------------------------------ root bounds
+    def root_bounds(self, data, form, *, depth, min_samples_leaf, cutoff, time_limit):
+        """:func:`optitree.exact.split_bounds` of the root; ``cutoff`` in model units (or None)."""
+        units = model_units(form)
+        t0 = time.perf_counter()
+        bounds = exact.split_bounds(
+            data, depth=depth, alpha=form.alpha / units, min_samples_leaf=min_samples_leaf,
+            cutoff=None if cutoff is None else cutoff / units, time_limit=time_limit,
+        )
+        self.times["bounds"] = time.perf_counter() - t0
+        return bounds
+
+
+def root_bound_row(form, spec, bounds, *, incumbent=None, incumbent_root=None, screening=True,
+                   add_row=True) -> dict:
+    """Add the root bound row to a FlowOCT ``spec`` and screen candidates (module docstring).
+
+    Parameters
+    ----------
+    form : FlowOCTFormulation
+        Built; its root split columns are ``form.vars["b"][0]`` (binarized feature ``q`` =
+        ``(threshold_feature[q], threshold_value[q])``) and its root leaf column ``form.vars["p"][0]``.
+    spec : ModelSpec
+    bounds : optitree.exact.SplitBounds
+        Root bounds in engine units.
+    incumbent : float, optional
+        Objective of a feasible incumbent (model units); enables screening.
+    incumbent_root : (int, float) or None
+        The incumbent's root split ``(feature, threshold)``; never screened.
+    screening, add_row : bool
+        Which of the two reductions to apply.
+
+    Returns
+    -------
+    dict
+        ``candidates``, ``matched`` (with an engine bound), ``exact``, ``screened``,
+        ``bound`` (the least cost of any tree, model units) and ``proves_incumbent``.
+    """
+    units = model_units(form)
+    b_root = np.asarray(form.vars["b"])[0]
+    p_root = int(np.asarray(form.vars["p"])[0])
+    n_cand = b_root.size
+    # engine bound of every binarized feature: exact (feature, threshold) match
+    lower = np.zeros(n_cand)
+    matched = np.zeros(n_cand, bool)
+    exact_bound = np.zeros(n_cand, bool)
+    key = {(int(f), float(t)): k for k, (f, t) in enumerate(zip(bounds.feature, bounds.threshold))}
+    for q, (f, t) in enumerate(zip(form.threshold_feature, form.threshold_value)):
+        k = key.get((int(f), float(t)))
+        if k is not None:
+            matched[q] = True
+            exact_bound[q] = bounds.exact[k]
+            lower[q] = (form.alpha / units + bounds.left_bound[k] + bounds.right_bound[k]) * units
+    leaf = bounds.leaf_cost * units
+    if add_row:
+        cost, _, _, _ = spec.column_arrays()
+        cols = np.flatnonzero(cost)
+        coef = np.zeros(spec.n_cols)
+        coef[cols] = cost[cols]
+        coef[b_root[matched]] -= lower[matched]
+        coef[p_root] -= leaf
+        nz = np.flatnonzero(coef)
+        spec.add_rows("root_bound", 1, np.zeros(nz.size, np.intp), nz, coef[nz], -spec.objective_offset, np.inf)
+    screened = np.zeros(n_cand, bool)
+    if screening and incumbent is not None:
+        screened = matched & (lower >= incumbent - _TOL * max(1.0, abs(incumbent)))
+        if incumbent_root is not None:
+            f, t = incumbent_root
+            screened &= ~((form.threshold_feature == f) & (form.threshold_value == t))
+        spec.var_blocks["b"].ub[np.flatnonzero(screened)] = 0.0  # block "b" row 0 is the root
+    # a candidate without an engine bound could cost as little as 0
+    least = min(leaf, float(np.where(matched, lower, 0.0).min())) if n_cand else leaf
+    proves = bool(
+        incumbent is not None and bounds.complete and matched.all()
+        and least >= incumbent - _TOL * max(1.0, abs(incumbent))
+    )
+    return {"candidates": int(n_cand), "matched": int(matched.sum()), "exact": int(exact_bound.sum()),
+            "screened": int(screened.sum()), "bound": float(least), "proves_incumbent": proves,
+            "time": float(bounds.time)}
