@@ -33,7 +33,7 @@ import numpy as np
 
 from . import exact
 
-__all__ = ["STAGES", "parse_acceleration", "ExactStage", "model_units", "root_bound_row"]
+__all__ = ["STAGES", "parse_acceleration", "ExactStage", "model_units", "root_bound_row", "restrict_features"]
 
 #: Stages of the acceleration, each can be switched off (``acceleration="start+rows"`` ...).
 STAGES = ("start", "proof", "rows", "screening")
@@ -71,6 +71,8 @@ class ExactStage:
     ----------
     stages : frozenset of str
         Enabled stages.
+    allowed : bool ndarray (2**depth - 1, n_features) or None
+        Features allowed at each branch node (heap order), honoured by the engine.
     engine : dict or None
         The engine's solve: status, objective and bound (model units), time (s).
     bounds : dict or None
@@ -81,6 +83,7 @@ class ExactStage:
     """
 
     stages: frozenset
+    allowed: np.ndarray | None = None
     engine: dict | None = None
     bounds: dict | None = None
     certificate: str | None = None
@@ -95,7 +98,7 @@ class ExactStage:
         """Run the engine on ``data`` (an :class:`optitree.exact.ExactData`); returns its result."""
         units = model_units(form)
         t0 = time.perf_counter()
-        result = exact.solve(data, max_depth=max_depth, alpha=form.alpha / units,
+        result = exact.solve(data, max_depth=max_depth, alpha=form.alpha / units, allowed_features=self.allowed,
                              min_samples_leaf=min_samples_leaf, time_limit=time_limit)
         self.times["engine"] = time.perf_counter() - t0
         self.engine = {"status": result.status, "objective": result.objective * units,
@@ -109,6 +112,7 @@ class ExactStage:
         t0 = time.perf_counter()
         bounds = exact.split_bounds(
             data, depth=depth, alpha=form.alpha / units, min_samples_leaf=min_samples_leaf,
+            allowed_features=self.allowed,
             cutoff=None if cutoff is None else cutoff / units, time_limit=time_limit,
         )
         self.times["bounds"] = time.perf_counter() - t0
@@ -181,3 +185,23 @@ def root_bound_row(form, spec, bounds, *, incumbent=None, incumbent_root=None, s
     return {"candidates": int(n_cand), "matched": int(matched.sum()), "exact": int(exact_bound.sum()),
             "screened": int(screened.sum()), "bound": float(least), "proves_incumbent": proves,
             "time": float(bounds.time)}
+
+
+def restrict_features(form, spec, allowed) -> int:
+    """Fix to 0 every split column of a feature not allowed at its node; returns how many.
+
+    ``allowed`` is a bool mask ``(2**depth - 1, n_features)`` over branch nodes in heap order
+    (row ``n - 1`` for node ``n``), the layout of the split blocks: FlowOCT's ``b``/``b_cum``
+    ``(B, F_b)`` over binarized features, OCT's ``a`` ``(B, F)``.
+    """
+    if form.name == "flow":
+        banned = ~allowed[:, form.threshold_feature]
+        blocks = ("b", "b_cum")
+    elif form.name == "oct":
+        banned = ~allowed
+        blocks = ("a",)
+    else:
+        raise ValueError(f"allowed_features applies to formulation 'flow' or 'oct', got {form.name!r}")
+    for name in blocks:
+        spec.var_blocks[name].ub[banned.ravel()] = 0.0
+    return int(banned.sum())

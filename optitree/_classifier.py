@@ -12,7 +12,8 @@ from sklearn.utils.validation import validate_data
 
 from greedy import CARTClassifier
 
-from ._acceleration import ExactStage, parse_acceleration
+from ._acceleration import ExactStage, parse_acceleration, restrict_features
+from .exact import check_allowed
 from ._estimator import _OptimalTreeBase
 from .formulations import FORMULATIONS
 
@@ -84,6 +85,12 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         user constraints, an engine-proven tree is returned with no MIP), "rows"
         (FlowOCT root bound row), "screening" (FlowOCT root candidates that cannot beat
         the start are fixed to 0). ``result_.acceleration`` records each stage.
+    allowed_features : array-like of bool or None, default=None
+        Features each split may use ("flow", "oct" and "dp"): a mask of shape
+        ``(n_features,)`` for every split, ``(max_depth, n_features)`` per level (row 0:
+        the root) or ``(2**max_depth - 1, n_features)`` per branch node in heap order
+        (node ``n`` has children ``2n``, ``2n + 1``; row ``n - 1``). Enforced in the MIP
+        and honoured by the exact engine, so its proofs and bounds hold under it.
     constraints : callable or None, default=None
         ``constraints(model)`` adds linear Pyomo constraints over a mirror of the
         formulation's variable blocks (see :func:`optitree._pyomo_bridge.apply_user_constraints`).
@@ -148,6 +155,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         "max_thresholds": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "feature_scaling": [StrOptions({"minmax", "rank"})],
         "acceleration": [str],
+        "allowed_features": ["array-like", None],
     }
 
     def __init__(
@@ -169,6 +177,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         memory_budget=None,
         verbose=False,
         acceleration="all",
+        allowed_features=None,
     ):
         self.max_depth = max_depth
         self.formulation = formulation
@@ -187,6 +196,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         self.memory_budget = memory_budget
         self.verbose = verbose
         self.acceleration = acceleration
+        self.allowed_features = allowed_features
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -220,6 +230,14 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
                 raise ValueError("solver='dp' builds axis-aligned trees; formulation='oct-h' needs a MIP solver")
         self._stages = stages
         X, y = validate_data(self, X, y, dtype=np.float64)
+        self._allowed = None
+        if self.allowed_features is not None:
+            if self.formulation == "oct-h":
+                raise ValueError("allowed_features applies to formulation 'flow' or 'oct' (and solver='dp')")
+            try:
+                self._allowed = check_allowed(np.asarray(self.allowed_features), int(self.max_depth), X.shape[1])
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"allowed_features: {exc}") from None
         check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
         if classes.size < 2:
@@ -245,10 +263,14 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
     def _exact_stage(self, form):
         """The engine helps axis-aligned formulations (flow, oct) and is the whole solve for solver='dp'."""
         if self.solver == "dp":
-            return ExactStage(frozenset({"proof"}))
+            return ExactStage(frozenset({"proof"}), allowed=self._allowed)
         if self.formulation == "oct-h" or not self._stages:
             return None
-        return ExactStage(self._stages)
+        return ExactStage(self._stages, allowed=self._allowed)
+
+    def _restrict_model(self, form, spec):
+        if self._allowed is not None:
+            restrict_features(form, spec, self._allowed)
 
     def _fit_cart(self, X, y_enc, sample_weight, seed):
         """Greedy CART classifier (Gini) of ``max_depth`` with the same ``min_samples_leaf``."""

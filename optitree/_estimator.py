@@ -122,6 +122,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         check_size(n_rows, n_cols, nnz, budget, hint=self._size_hint)
         t0 = time.perf_counter()
         spec = form.build()
+        self._restrict_model(form, spec)
         if self.constraints is not None:
             from ._pyomo_bridge import apply_user_constraints
 
@@ -229,6 +230,9 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             notes.append(f"start not used: it violates the model ({why})")
             return None, None, source, notes
         return tree, form.discrete_start(x0), source, notes
+
+    def _restrict_model(self, form, spec):
+        """Structural restrictions the estimator's own parameters put on the built model (default: none)."""
 
     # ------------------------------------------------------------------ exact engine (optitree._acceleration)
     def _exact_stage(self, form):

@@ -131,3 +131,32 @@ def test_deeper_never_trains_worse_than_shallower_from_its_optimum():
     for acceleration in ("all", "none"):
         deep = OptimalTreeClassifier(max_depth=3, init=shallow, time_limit=3, acceleration=acceleration).fit(X, y)
         assert deep.score(X, y) >= shallow.score(X, y)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"acceleration": "none"}, {"solver": "dp"}, {"formulation": "oct"},
+                                    {"acceleration": "start+rows+screening"}])
+def test_allowed_features_equal_brute_force_without_the_feature(kwargs):
+    """The engine honours allowed_features, so its proofs and bounds hold under it; the MIP enforces it."""
+    for seed in range(8):
+        X, y = random_dataset(seed, max_samples=10)
+        allowed = np.ones(X.shape[1], bool)
+        allowed[0] = False
+        clf = OptimalTreeClassifier(max_depth=2, time_limit=None, allowed_features=allowed, **kwargs).fit(X, y)
+        assert 0 not in clf.tree_.feature[~clf.tree_.is_leaf]
+        assert clf.result_.proven_optimal
+        assert errors(clf, X, y) == brute_force_errors(X[:, 1:], y, 2), (seed, kwargs)
+
+
+def test_allowed_features_per_level_and_bad_masks():
+    X, y = random_dataset(3, max_samples=10)
+    per_level = np.array([[True, False, False], [False, True, True]])[:, : X.shape[1]]
+    clf = OptimalTreeClassifier(max_depth=2, time_limit=None, allowed_features=per_level).fit(X, y)
+    tree = clf.tree_
+    if not tree.is_leaf[0]:
+        assert tree.feature[0] == 0
+        children = [c for c in (tree.children_left[0], tree.children_right[0]) if not tree.is_leaf[c]]
+        assert all(tree.feature[c] != 0 for c in children)
+    with pytest.raises(ValueError, match="allowed_features"):
+        OptimalTreeClassifier(allowed_features=np.ones(7, bool)).fit(X, y)
+    with pytest.raises(ValueError, match="allowed_features"):
+        OptimalTreeClassifier(formulation="oct-h", allowed_features=np.ones(X.shape[1], bool)).fit(X, y)
