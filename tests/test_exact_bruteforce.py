@@ -174,6 +174,22 @@ def test_split_bounds_never_exceed_children_optima(lazy):
     assert checked > 100
 
 
+def test_split_bounds_tightened_to_its_incumbent():
+    for seed in range(4000, 4060):
+        X, y, w, opts = random_instance(seed)
+        y = relabel(y)
+        optimum = brute_force(X, y, w, **opts)
+        sb = split_bounds(X, y, w, depth=opts["max_depth"], alpha=opts["alpha"],
+                          min_samples_leaf=opts["min_samples_leaf"], allowed_features=opts["allowed_features"],
+                          tighten=True)
+        assert sb.incumbent == pytest.approx(optimum, abs=1e-9), seed
+        assert tree_cost(sb.incumbent_tree, X, y, w, opts["alpha"]) == pytest.approx(optimum, abs=1e-9)
+        assert np.all(opts["alpha"] + sb.children_bound[~sb.exact] >= optimum - 1e-9)
+        for c in range(sb.feature.shape[0]):
+            lo, hi = children_optima(X, y, w, opts, sb.feature[c], sb.threshold[c])
+            assert sb.left_bound[c] <= lo + 1e-9 and sb.right_bound[c] <= hi + 1e-9, seed
+
+
 def test_split_bounds_lists_every_feasible_candidate():
     X = np.array([[0.0, 5.0], [1.0, 5.0], [1.0, 6.0], [2.0, 7.0]])
     y = np.array([0, 1, 1, 0])
