@@ -15,7 +15,7 @@ from ._data import ExactData, prepare
 from ._search import EPS, Search, Trace, check_allowed, to_tree
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ExactResult:
     """Outcome of :func:`solve`.
 

@@ -28,7 +28,7 @@ from ._api import _as_data, _check_params
 from ._search import EPS, BudgetExhausted, FeatureScan, Search, check_allowed, to_tree
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SplitBounds:
     """Children bounds of every split candidate of a node, as aligned arrays.
 

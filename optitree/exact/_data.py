@@ -9,7 +9,7 @@ import numpy as np
 from greedy import midpoint_threshold
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ExactData:
     """A classification data set encoded for the exact engine.
 
