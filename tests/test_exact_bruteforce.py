@@ -133,6 +133,26 @@ def test_minimum_leaf_size_on_wider_sets():
         check_tree(res.tree, X, y, w, opts)
 
 
+@pytest.mark.parametrize("factor", [1e-12, 3e9])
+def test_weight_magnitude_does_not_matter(factor):
+    """Objectives scale with the weights (and alpha, cutoffs) even far from the 1e-9 tolerance."""
+    for seed in range(5000, 5040):
+        X, y, w, opts = random_instance(seed)
+        y = relabel(y)
+        w = np.ones(len(y)) if w is None else w
+        expected = brute_force(X, y, w, **opts) * factor
+        scaled = dict(opts, alpha=opts["alpha"] * factor)
+        res = solve(X, y, w * factor, **scaled)
+        assert res.status == "optimal"
+        assert res.objective == pytest.approx(expected, rel=1e-9, abs=0), seed
+        assert tree_cost(res.tree, X, y, w * factor, scaled["alpha"]) == pytest.approx(res.objective, rel=1e-9)
+        sb = split_bounds(X, y, w * factor, depth=opts["max_depth"], alpha=scaled["alpha"],
+                          min_samples_leaf=opts["min_samples_leaf"], allowed_features=opts["allowed_features"],
+                          tighten=True)
+        assert sb.incumbent == pytest.approx(expected, rel=1e-9)
+        assert np.all(scaled["alpha"] + sb.children_bound[~sb.exact] >= expected * (1 - 1e-9))
+
+
 def children_optima(X, y, w, opts, feature, threshold):
     left = X[:, feature] <= threshold
     masks = node_masks(opts["allowed_features"], opts["max_depth"], X.shape[1])

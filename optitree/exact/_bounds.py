@@ -115,9 +115,10 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.
     data = _as_data(X, y, sample_weight)
     allowed = check_allowed(allowed_features, int(depth), data.n_features)
     view = data.view if samples is None else data.subset_view(samples)
-    limit = np.inf if cutoff is None else float(cutoff)
+    scale = data.scale  # the search works in units of `scale` (exact powers of two)
+    limit = np.inf if cutoff is None else float(cutoff) / scale
     deadline = np.inf if time_limit is None else start + float(time_limit)
-    search = Search(data, allowed, alpha, min_samples_leaf, deadline, node_limit)
+    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit)
     leaf_cost = search.leaf_cost(view)
     best, best_nodes = leaf_cost, None
     parts = []
@@ -134,6 +135,6 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.
                       scan.bound_right, scan.exact))
     cols = [np.concatenate([p[k] for p in parts]) if parts else np.zeros(0) for k in range(6)]
     return SplitBounds(cols[0].astype(np.intp), cols[1].astype(np.float64), cols[2].astype(np.intp),
-                       cols[3].astype(np.float64), cols[4].astype(np.float64), cols[5].astype(bool),
-                       leaf_cost, best, to_tree(data, best_nodes, np.sort(view[0])), not search.exhausted,
-                       time.perf_counter() - start)
+                       cols[3].astype(np.float64) * scale, cols[4].astype(np.float64) * scale, cols[5].astype(bool),
+                       leaf_cost * scale, best * scale, to_tree(data, best_nodes, np.sort(view[0])),
+                       not search.exhausted, time.perf_counter() - start)
