@@ -133,6 +133,26 @@ def test_minimum_leaf_size_on_wider_sets():
         check_tree(res.tree, X, y, w, opts)
 
 
+@pytest.mark.parametrize("factor", [1e-12, 3e9])
+def test_weight_magnitude_does_not_matter(factor):
+    """Objectives scale with the weights (and alpha, cutoffs) even far from the 1e-9 tolerance."""
+    for seed in range(5000, 5040):
+        X, y, w, opts = random_instance(seed)
+        y = relabel(y)
+        w = np.ones(len(y)) if w is None else w
+        expected = brute_force(X, y, w, **opts) * factor
+        scaled = dict(opts, alpha=opts["alpha"] * factor)
+        res = solve(X, y, w * factor, **scaled)
+        assert res.status == "optimal"
+        assert res.objective == pytest.approx(expected, rel=1e-9, abs=0), seed
+        assert tree_cost(res.tree, X, y, w * factor, scaled["alpha"]) == pytest.approx(res.objective, rel=1e-9)
+        sb = split_bounds(X, y, w * factor, depth=opts["max_depth"], alpha=scaled["alpha"],
+                          min_samples_leaf=opts["min_samples_leaf"], allowed_features=opts["allowed_features"],
+                          tighten=True)
+        assert sb.incumbent == pytest.approx(expected, rel=1e-9)
+        assert np.all(scaled["alpha"] + sb.children_bound[~sb.exact] >= expected * (1 - 1e-9))
+
+
 def children_optima(X, y, w, opts, feature, threshold):
     left = X[:, feature] <= threshold
     masks = node_masks(opts["allowed_features"], opts["max_depth"], X.shape[1])
@@ -172,6 +192,22 @@ def test_split_bounds_never_exceed_children_optima(lazy):
                 pytest.fail("without a cutoff every candidate is solved exactly")
             checked += 1
     assert checked > 100
+
+
+def test_split_bounds_tightened_to_its_incumbent():
+    for seed in range(4000, 4060):
+        X, y, w, opts = random_instance(seed)
+        y = relabel(y)
+        optimum = brute_force(X, y, w, **opts)
+        sb = split_bounds(X, y, w, depth=opts["max_depth"], alpha=opts["alpha"],
+                          min_samples_leaf=opts["min_samples_leaf"], allowed_features=opts["allowed_features"],
+                          tighten=True)
+        assert sb.incumbent == pytest.approx(optimum, abs=1e-9), seed
+        assert tree_cost(sb.incumbent_tree, X, y, w, opts["alpha"]) == pytest.approx(optimum, abs=1e-9)
+        assert np.all(opts["alpha"] + sb.children_bound[~sb.exact] >= optimum - 1e-9)
+        for c in range(sb.feature.shape[0]):
+            lo, hi = children_optima(X, y, w, opts, sb.feature[c], sb.threshold[c])
+            assert sb.left_bound[c] <= lo + 1e-9 and sb.right_bound[c] <= hi + 1e-9, seed
 
 
 def test_split_bounds_lists_every_feasible_candidate():

@@ -15,7 +15,7 @@ from ._data import ExactData, prepare
 from ._search import EPS, Search, Trace, check_allowed, to_tree
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ExactResult:
     """Outcome of :func:`solve`.
 
@@ -109,10 +109,11 @@ def solve(X, y=None, sample_weight=None, *, max_depth, samples=None, alpha=0.0, 
     _check_params(max_depth, alpha, min_samples_leaf)
     data = _as_data(X, y, sample_weight)
     allowed = check_allowed(allowed_features, int(max_depth), data.n_features)
-    ub = np.inf if upper_bound is None else float(upper_bound)
+    scale = data.scale  # the search works in units of `scale` (exact powers of two)
+    ub = np.inf if upper_bound is None else float(upper_bound) / scale
     deadline = np.inf if time_limit is None else start + float(time_limit)
-    search = Search(data, allowed, alpha, min_samples_leaf, deadline, node_limit)
-    trace = Trace(start)
+    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit)
+    trace = Trace(start, scale)
     view = data.view if samples is None else data.subset_view(samples)
     best = search.leaf_cost(view)
     nodes = None
@@ -137,5 +138,5 @@ def solve(X, y=None, sample_weight=None, *, max_depth, samples=None, alpha=0.0, 
     tree = to_tree(data, nodes, np.sort(view[0]))
     trace.add(cost, bound)
     gap = 0.0 if cost - bound <= EPS else (cost - bound) / max(cost, 1e-12)
-    return ExactResult(tree, float(cost), float(bound), float(gap), status, time.perf_counter() - start,
-                       trace.points, data.classes, search.nodes_used)
+    return ExactResult(tree, float(cost * scale), float(bound * scale), float(gap), status,
+                       time.perf_counter() - start, trace.points, data.classes, search.nodes_used)

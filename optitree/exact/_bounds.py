@@ -22,11 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from greedy import Tree
+
 from ._api import _as_data, _check_params
-from ._search import BudgetExhausted, FeatureScan, Search, check_allowed
+from ._search import EPS, BudgetExhausted, FeatureScan, Search, check_allowed, to_tree
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SplitBounds:
     """Children bounds of every split candidate of a node, as aligned arrays.
 
@@ -49,6 +51,11 @@ class SplitBounds:
         Both bounds are the children's optima.
     leaf_cost : float
         Cost of making the node a leaf.
+    incumbent : float
+        Cost of the best tree found for the node (a leaf or a solved candidate with its
+        children's optima); the optimum of the node when ``cutoff`` is None.
+    incumbent_tree : greedy.Tree
+        That tree (node values: weighted class counts of the node's rows).
     complete : bool
         False when the time or node budget ran out (bounds stay valid, fewer are exact).
     time : float
@@ -62,6 +69,8 @@ class SplitBounds:
     right_bound: np.ndarray
     exact: np.ndarray
     leaf_cost: float
+    incumbent: float
+    incumbent_tree: Tree
     complete: bool
     time: float
 
@@ -72,7 +81,7 @@ class SplitBounds:
 
 
 def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.0, min_samples_leaf=1,
-                 allowed_features=None, cutoff=None, time_limit=None, node_limit=None) -> SplitBounds:
+                 allowed_features=None, cutoff=None, tighten=False, time_limit=None, node_limit=None) -> SplitBounds:
     """Lower bounds on the children's optima for all split candidates of one node at once.
 
     Parameters
@@ -92,6 +101,12 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.
         Lazy mode: a candidate is solved exactly only while ``alpha + left + right`` could
         stay below ``cutoff``; others get a valid bound with ``alpha + left + right >=
         cutoff`` (enough to drop them against an incumbent of cost ``cutoff``).
+    tighten : bool
+        Lower the cutoff to the cost of each better tree found (``incumbent``): far fewer
+        exact solves, and every inexact candidate still has ``alpha + left + right >=
+        incumbent``. Use it only when ``incumbent_tree`` is feasible for the caller (no side
+        constraint beyond those given here); otherwise screen against the caller's own
+        incumbent through ``cutoff``.
     time_limit, node_limit
         Budget; when spent, the remaining candidates get neighbour bounds.
     """
@@ -100,15 +115,19 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.
     data = _as_data(X, y, sample_weight)
     allowed = check_allowed(allowed_features, int(depth), data.n_features)
     view = data.view if samples is None else data.subset_view(samples)
-    limit = np.inf if cutoff is None else float(cutoff)
+    scale = data.scale  # the search works in units of `scale` (exact powers of two)
+    limit = np.inf if cutoff is None else float(cutoff) / scale
     deadline = np.inf if time_limit is None else start + float(time_limit)
-    search = Search(data, allowed, alpha, min_samples_leaf, deadline, node_limit)
+    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit)
+    leaf_cost = search.leaf_cost(view)
+    best, best_nodes = leaf_cost, None
     parts = []
     for f in np.flatnonzero(allowed[0]):
         scan = FeatureScan(search, view, int(f), int(depth), 1)
         try:
-            for _ in scan.run(lambda: limit):
-                pass
+            for total, split in scan.run(lambda: min(limit, best) if tighten else limit):
+                if split is not None and total < best - EPS:
+                    best, best_nodes = total, split
         except BudgetExhausted:
             scan.open_bound()  # records neighbour bounds of the candidates left open
         r = scan.rank_threshold
@@ -116,5 +135,6 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.
                       scan.bound_right, scan.exact))
     cols = [np.concatenate([p[k] for p in parts]) if parts else np.zeros(0) for k in range(6)]
     return SplitBounds(cols[0].astype(np.intp), cols[1].astype(np.float64), cols[2].astype(np.intp),
-                       cols[3].astype(np.float64), cols[4].astype(np.float64), cols[5].astype(bool),
-                       search.leaf_cost(view), not search.exhausted, time.perf_counter() - start)
+                       cols[3].astype(np.float64) * scale, cols[4].astype(np.float64) * scale, cols[5].astype(bool),
+                       leaf_cost * scale, best * scale, to_tree(data, best_nodes, np.sort(view[0])),
+                       not search.exhausted, time.perf_counter() - start)

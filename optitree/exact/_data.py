@@ -9,7 +9,7 @@ import numpy as np
 from greedy import midpoint_threshold
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ExactData:
     """A classification data set encoded for the exact engine.
 
@@ -26,7 +26,11 @@ class ExactData:
     y : ndarray (n,) int32
         Class codes ``0..K-1`` (indices into ``classes``).
     weight : ndarray (n,) float64
-        Positive sample weights.
+        Positive sample weights divided by ``scale``.
+    scale : float
+        A power of two near the mean positive weight: the engine works in units of
+        ``scale`` so that its fixed tolerance (1e-9) fits any weight magnitude, and
+        multiplying results back by ``scale`` is exact.
     classes : ndarray (K,)
         Sorted distinct labels of the input (zero-weight rows included).
     rank : ndarray (p, n) int32
@@ -40,6 +44,7 @@ class ExactData:
     X: np.ndarray
     y: np.ndarray
     weight: np.ndarray
+    scale: float
     classes: np.ndarray
     rank: np.ndarray
     thresholds: list
@@ -112,5 +117,6 @@ def prepare(X, y, sample_weight=None) -> ExactData:
         rank[f] = inverse
         thresholds.append(midpoint_threshold(values[:-1], values[1:]))
     view = np.argsort(rank, axis=1, kind="stable").astype(np.int32)
-    return ExactData(Xk, codes[kept].astype(np.int32), np.ascontiguousarray(w[kept]), classes, rank,
+    scale = float(2.0 ** np.round(np.log2(w[kept].mean())))
+    return ExactData(Xk, codes[kept].astype(np.int32), np.ascontiguousarray(w[kept] / scale), scale, classes, rank,
                      thresholds, view, kept)

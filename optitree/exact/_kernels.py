@@ -276,9 +276,10 @@ def depth2(srt, rank, y, w, n_classes, allowed_root, allowed_child, alpha, min_l
 
     ``allowed_root`` masks the root's features, ``allowed_child[0/1]`` its left/right child's.
 
-    Root thresholds of each feature are searched by bisection over intervals (as ConTree):
-    each evaluated root threshold gets both children exactly by :func:`depth1_pair`; the
-    interval between solved thresholds is shrunk or dropped by :func:`point_bounds`.
+    Root features are tried best stump first; the thresholds of each are searched by
+    bisection over intervals (as ConTree): each evaluated root threshold gets both children
+    by :func:`depth1_pair` (exact below the bound that still matters); the interval between
+    solved thresholds is shrunk or dropped by :func:`point_bounds`.
 
     Returns ``(cost, lower_bound, nodes)``; ``lower_bound = min(cost, upper_bound)`` is a
     valid bound on the optimum, equal to it when ``cost < upper_bound``. ``nodes`` is

@@ -70,7 +70,7 @@ class Search:
         Features allowed for splits at each node of the complete tree in heap order (row
         ``h - 1`` for node ``h``; node 1 is the one the search starts at).
     alpha : float
-        Cost of one split, in objective units (weighted misclassifications).
+        Cost of one split, in the engine's units (weighted misclassifications / ``data.scale``).
     min_leaf : int
         Minimum number of (positive-weight) rows in every leaf.
     deadline : float
@@ -288,15 +288,17 @@ def to_tree(data: ExactData, nodes, rows) -> Tree:
         stack.append((lo, idx, True))
     n = len(left)
     tree = Tree(left, right, feature, threshold, np.zeros((n, data.n_classes)), n_features=data.n_features)
-    return tree.fill_statistics(data.X[rows], data.y[rows], data.weight[rows], n_classes=data.n_classes)
+    return tree.fill_statistics(data.X[rows], data.y[rows], data.weight[rows] * data.scale, n_classes=data.n_classes)
 
 
 @dataclass
 class Trace:
-    """Incumbent and bound of the root over time (seconds since the start)."""
+    """Incumbent and bound of the root over time (seconds since the start), costs times ``scale``."""
 
     start: float
+    scale: float
     points: list = field(default_factory=list)
 
     def add(self, incumbent: float, bound: float) -> None:
-        self.points.append((time.perf_counter() - self.start, float(incumbent), float(bound)))
+        self.points.append((time.perf_counter() - self.start, float(incumbent) * self.scale,
+                            float(bound) * self.scale))
