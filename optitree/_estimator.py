@@ -108,8 +108,9 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         engine = data = None
         if stage is not None:
             data = exact.prepare(X, y, sample_weight)
-            share = None if options.time_limit is None else (
-                options.time_limit if self.solver == "dp" else 0.5 * options.time_limit)
+            # without user constraints the engine's answer is the answer: it gets most of the limit
+            fraction = 1.0 if self.solver == "dp" else 0.9 if self.constraints is None else 0.5
+            share = None if options.time_limit is None else fraction * options.time_limit
             engine = stage.solve(data, form, max_depth=int(self.max_depth),
                                  min_samples_leaf=int(self.min_samples_leaf), time_limit=share)
             if self.solver == "dp" or (
