@@ -330,6 +330,11 @@ def _method_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
     variants = []
     for combo in _product(grid):
         full = {**method.defaults(), **params, **combo}
+        for candidate in _product(tune) if tune else [{}]:
+            try:
+                method.check({**full, **candidate})
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(where + _suffix(combo), f"method {name!r} rejects its parameters: {exc}") from None
         identity = {"name": name, "params": full}
         if tune:
             identity["tune"] = tune
