@@ -92,14 +92,15 @@ def _accuracy_vs_depth(df, plt):
     fig, axes = _grid(plt, len(datasets))
     for ax, dataset in zip(axes.flat, datasets):
         sub = df[df["dataset"] == dataset]
-        for method in methods:
+        for i, method in enumerate(methods):
             g = sub[sub["method"] == method].groupby("depth")
             if not len(g):
                 continue
+            dodge = (i - (len(methods) - 1) / 2) * 0.05  # methods with equal scores stay visible side by side
             for col, style in (("test_score", "-"), ("train_score", "--")):
                 stats = g[col].agg(["mean", "std"]).dropna(subset=["mean"])
                 if len(stats):
-                    ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), color=colors[method],
+                    ax.errorbar(stats.index + dodge, stats["mean"], yerr=stats["std"].fillna(0), color=colors[method],
                                 linestyle=style, marker="o", ms=3, capsize=2,
                                 label=method if col == "test_score" else None)
         metric = "R²" if (sub["task"] == "regression").all() else "accuracy"
