@@ -206,7 +206,14 @@ def _optimal_classifier(formulation: str) -> Callable[[dict, int, int], Any]:
     return factory
 
 
-register(Method("cart", "greedy", "classification", "greedy CART (greedy.CARTClassifier)", GREEDY_PARAMS, _cart_classifier))
+register(
+    Method(
+        "cart", "greedy", "classification", "greedy CART (greedy.CARTClassifier)",
+        {**GREEDY_PARAMS, "splitter": Param(str, None, choices=("best", "hist"),
+                                            doc="'hist': binned split search (default: best)")},
+        _cart_classifier,
+    )
+)
 register(
     Method(
         "sklearn-cart",
