@@ -51,14 +51,14 @@ def progress(total: int, enabled: bool, stream=None):
 
         yield tick
         return
-    bar = tqdm(total=total, unit="run", file=stream, dynamic_ncols=True,
-               bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}] {postfix}")
+    bar = tqdm(total=total, unit="run", file=stream, dynamic_ncols=True, desc="done 0 · failed 0 · proven 0",
+               bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed} elapsed, ETA {remaining}]")
 
     def tick(record):
         count(record)
         bar.write(run_line(record), file=stream)
-        bar.set_postfix_str(f"done {counts['done']} · failed {counts['failed']} · proven {counts['proven']}",
-                            refresh=False)
+        bar.set_description_str(f"done {counts['done']} · failed {counts['failed']} · proven {counts['proven']}",
+                                refresh=False)
         bar.update(1)
 
     try:
