@@ -1,5 +1,6 @@
 """``python -m experiments``: see :mod:`experiments.cli`."""
 
-from .cli import main
+if __name__ == "__main__":  # guarded: spawned worker processes import this module as ``__mp_main__``
+    from .cli import main
 
-raise SystemExit(main())
+    raise SystemExit(main())

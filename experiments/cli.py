@@ -1,18 +1,28 @@
 """Command line: ``python -m experiments {run,summarize,plot,list,quick}``.
 
 Exit codes: 0 success; 1 the grid finished but some runs failed (their records
-hold the error; ``--resume`` retries them); 2 a config or usage error (nothing
-ran); 3 the execution backend failed mid-grid (finished runs are saved).
+hold the error; ``--resume`` retries them); 2 a config or usage error, including a
+results directory made by another config (nothing ran); 3 the execution backend
+failed mid-grid (finished runs are saved); 4 a record could not be written (full
+disk, read-only directory: finished records are intact); 130 / 143 stopped by
+SIGINT (Ctrl-C) / SIGTERM: workers ended, finished records kept, runs in flight
+not recorded (``--resume`` runs them).
+
+A config's ``plugins`` (modules that register methods) are code: they are
+imported only by ``run``/``quick`` with ``--allow-plugins``, never by ``list``.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
 from . import config as _config
+from . import datasets as _datasets
 from . import methods as _methods
+from . import protocols as _protocols
 from . import runner as _runner
 
 QUICK_CONFIG = Path(__file__).resolve().parent / "configs" / "quick.toml"
@@ -30,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, required=True, help="results directory")
     _add_execution_args(run, default_jobs=None)
     run.add_argument("--resume", action="store_true", help="continue in an existing DIR: skip done runs, retry failed")
+    run.add_argument("--allow-plugins", action="store_true",
+                     help="import the modules the config lists under `plugins` (they run as code)")
 
     quick = sub.add_parser("quick", help=f"run {QUICK_CONFIG.name} into {QUICK_OUT} (resuming) and print the summary")
     quick.add_argument("--out", type=Path, default=QUICK_OUT, help=f"results directory (default {QUICK_OUT})")
@@ -63,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "run":
-            return _run(args.config, args.out, args, resume=args.resume)
+            return _run(args.config, args.out, args, resume=args.resume, allow_plugins=args.allow_plugins)
         if args.command == "quick":
             return _run(QUICK_CONFIG, args.out, args, resume=True)
         if args.command == "summarize":
@@ -77,10 +89,20 @@ def main(argv: list[str] | None = None) -> int:
     except _runner.GridAborted as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
+    except _runner.ResultsWriteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 4
+    except _runner.GridInterrupted as exc:
+        print(
+            f"stopped by {signal.Signals(exc.signum).name}: workers ended, {exc.finished} run(s) finished and recorded "
+            f"in this session; runs in flight were not recorded. Re-run with --resume to continue.",
+            file=sys.stderr,
+        )
+        return 128 + exc.signum
 
 
-def _run(config_path: Path, out_dir: Path, args, *, resume: bool) -> int:
-    experiment = _config.load(config_path)
+def _run(config_path: Path, out_dir: Path, args, *, resume: bool, allow_plugins: bool = False) -> int:
+    experiment = _config.load(config_path, allow_plugins=allow_plugins)
     outcome = _runner.run_grid(
         experiment,
         out_dir,
@@ -137,13 +159,16 @@ def _plot(out_dir: Path, plots_dir: Path | None) -> int:
 
 def _list() -> int:
     print("datasets (name: samples x features, task, description):")
-    for name in _runner.dataset_names():
+    for name in _datasets.dataset_names():
         try:
-            X, _, info = _runner.load_dataset(name, {})
+            X, _, info = _datasets.load_dataset(name, {})
         except (TypeError, ValueError):  # needs parameters (e.g. a path)
             print(f"  {name}")
             continue
         print(f"  {name:14s} {X.shape[0]:5d} x {X.shape[1]:<3d} {info['task']:14s} {info['description']}")
+    print("\nprotocols (config key `protocol`):")
+    for name, protocol in sorted(_protocols.PROTOCOLS.items()):
+        print(f"  {name:14s} {protocol.description}{'  (default)' if name == _protocols.DEFAULT else ''}")
     print("\nmethods (name, kind, task; parameters with type and default):")
     for name in sorted(_methods.METHODS):
         m = _methods.METHODS[name]

@@ -6,7 +6,9 @@ Layout of a config file::
     description = "..."             # optional
     depths = [1, 2, 3]              # tree depths (>= 1)
     seeds = [0, 1, 2]               # one run per seed: the split and the estimator's random_state
-    plugins = []                    # optional: modules to import that register extra methods
+    plugins = []                    # optional: modules to import that register extra methods;
+                                    # imported only when running with --allow-plugins (a config is code then)
+    protocol = "holdout"            # optional: a registered protocol (experiments.protocols)
 
     [split]                         # optional
     test_size = 0.25                # fraction held out for testing (0: no test set)
@@ -55,14 +57,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from . import datasets as _datasets
 from . import methods as _methods
+from . import protocols as _protocols
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-TOP_KEYS = ("name", "description", "depths", "seeds", "plugins", "split", "datasets", "methods")
+TOP_KEYS = ("name", "description", "depths", "seeds", "plugins", "protocol", "split", "datasets", "methods")
 SPLIT_KEYS = ("test_size", "validation_size", "stratify")
 DATASET_KEYS = ("name", "label", "params", "grid", "test_params")
 METHOD_KEYS = ("name", "label", "params", "grid", "tune", "datasets")
@@ -113,6 +117,10 @@ class RunSpec:
     def split(self) -> dict:
         return self.identity["split"]
 
+    @property
+    def protocol(self) -> str:
+        return self.identity.get("protocol", _protocols.DEFAULT)
+
 
 @dataclass
 class Experiment:
@@ -122,6 +130,11 @@ class Experiment:
     description: str
     runs: list[RunSpec]
     source: str = ""
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of the sorted run ids: equal for configs that define the same runs (comments, order aside)."""
+        return run_id({"runs": sorted(r.run_id for r in self.runs)})
 
 
 # ---------------------------------------------------------------------------- canonical ids
@@ -145,8 +158,11 @@ def run_id(identity: Mapping) -> str:
 
 
 # ---------------------------------------------------------------------------- loading
-def load(path: str | Path) -> Experiment:
-    """Read and validate a TOML config; raise :class:`ConfigError` on any problem."""
+def load(path: str | Path, *, allow_plugins: bool = False) -> Experiment:
+    """Read and validate a TOML config; raise :class:`ConfigError` on any problem.
+
+    The modules listed under ``plugins`` are imported only with ``allow_plugins=True``.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -156,17 +172,28 @@ def load(path: str | Path) -> Experiment:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), f"invalid TOML: {exc}") from None
-    return from_dict(data, default_name=path.stem, source=text)
+    return from_dict(data, default_name=path.stem, source=text, allow_plugins=allow_plugins)
 
 
-def from_dict(data: Mapping, *, default_name: str = "experiment", source: str = "") -> Experiment:
-    """Validate a parsed config and expand it into runs."""
+def from_dict(
+    data: Mapping, *, default_name: str = "experiment", source: str = "", allow_plugins: bool = False
+) -> Experiment:
+    """Validate a parsed config and expand it into runs (``plugins`` imported only if ``allow_plugins``)."""
     _check_keys(data, TOP_KEYS, "")
     name = _typed(data, "name", str, "", default_name)
     description = _typed(data, "description", str, "", "")
     plugins = tuple(_list_of(data, "plugins", str, "", default=[]))
+    if plugins and not allow_plugins:
+        raise ConfigError(
+            "plugins",
+            f"this config imports code ({', '.join(plugins)}); run it with --allow-plugins if you trust it",
+        )
     for i, module in enumerate(plugins):
         import_plugin(module, where=f"plugins[{i}]")
+    protocol = _typed(data, "protocol", str, "", _protocols.DEFAULT)
+    if protocol not in _protocols.PROTOCOLS:
+        known = sorted(_protocols.PROTOCOLS)
+        raise ConfigError("protocol", f"unknown protocol {protocol!r} (known: {', '.join(known)}){_suggest(protocol, known)}")
     depths = _list_of(data, "depths", int, "", minimum=1)
     seeds = _list_of(data, "seeds", int, "", minimum=0)
     split = _parse_split(data.get("split", {}))
@@ -205,6 +232,8 @@ def from_dict(data: Mapping, *, default_name: str = "experiment", source: str = 
     runs = []
     for (d, m), depth, seed in itertools.product(pairs, depths, seeds):
         identity = {"dataset": d["identity"], "method": m["identity"], "depth": depth, "seed": seed, "split": split}
+        if protocol != _protocols.DEFAULT:  # the default stays out of the id: old run ids are kept
+            identity["protocol"] = protocol
         runs.append(RunSpec(run_id(identity), identity, d["label"], m["label"], plugins))
     return Experiment(name, description, runs, source)
 
@@ -235,11 +264,10 @@ def _parse_split(split: Any) -> dict:
 
 
 def _dataset_variants(entry: Mapping, where: str) -> list[dict]:
-    from . import runner
-
+    """The entry's variants; the data is loaded once per entry (its first variant) to learn task and width."""
     _check_keys(entry, DATASET_KEYS, where)
     name = _typed(entry, "name", str, where, None)
-    known = runner.dataset_names()
+    known = _datasets.dataset_names()
     if name not in known:
         raise ConfigError(f"{where}.name", f"unknown dataset {name!r} (known: {', '.join(known)}){_suggest(name, known)}")
     label = _typed(entry, "label", str, where, name)
@@ -248,11 +276,12 @@ def _dataset_variants(entry: Mapping, where: str) -> list[dict]:
     test_params = _table(entry, "test_params", where) if "test_params" in entry else None
     _check_disjoint(params, grid, f"{where}.grid")
     variants = []
-    for combo in _product(grid):
+    for i, combo in enumerate(_product(grid)):
         full = {**params, **combo}
         vwhere = where + _suffix(combo)
-        task, n_features = _probe_dataset(name, full, vwhere)
-        if test_params is not None:
+        if i == 0:
+            task, n_features = _probe_dataset(name, full, vwhere)
+        if i == 0 and test_params is not None:
             _, test_features = _probe_dataset(name, {**full, **test_params}, f"{vwhere}.test_params")
             if test_features != n_features:
                 raise ConfigError(
@@ -268,14 +297,11 @@ def _dataset_variants(entry: Mapping, where: str) -> list[dict]:
 
 
 def _probe_dataset(name: str, params: dict, where: str) -> tuple[str, int]:
-    """Load the dataset once to check its parameters; returns (task, n_features)."""
-    from . import runner
-
+    """Load the dataset (once per process) to check its parameters; returns (task, n_features)."""
     try:
-        X, _, info = runner.load_dataset(name, params)
+        return _datasets.probe(name, params)
     except (TypeError, ValueError, KeyError, OSError) as exc:
         raise ConfigError(f"{where}.params", f"dataset {name!r} rejects {params}: {exc}") from None
-    return info["task"], X.shape[1]
 
 
 def _method_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
@@ -304,6 +330,11 @@ def _method_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
     variants = []
     for combo in _product(grid):
         full = {**method.defaults(), **params, **combo}
+        for candidate in _product(tune) if tune else [{}]:
+            try:
+                method.check({**full, **candidate})
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(where + _suffix(combo), f"method {name!r} rejects its parameters: {exc}") from None
         identity = {"name": name, "params": full}
         if tune:
             identity["tune"] = tune

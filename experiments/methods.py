@@ -112,6 +112,17 @@ class Method:
         """An unfitted estimator for complete, validated ``params``."""
         return self.factory(dict(params), depth, seed)
 
+    def check(self, params: Mapping) -> None:
+        """Check complete ``params`` against the estimator's own ``_parameter_constraints``.
+
+        Raises the estimator's ValueError/TypeError, so a config that validates
+        does not fail every run on a parameter the estimator rejects.
+        """
+        estimator = self.make(params, 1, 0)
+        validate = getattr(estimator, "_validate_params", None)
+        if validate is not None:
+            validate()
+
 
 METHODS: dict[str, Method] = {}
 
@@ -139,16 +150,25 @@ GREEDY_PARAMS = {
     "ccp_alpha": Param(float, 0.0, minimum=0.0, doc="cost-complexity pruning"),
 }
 
+# Parameters shared by every MIP estimator; each formulation adds its own below (the estimators
+# refuse e.g. max_thresholds for OCT and feature_scaling for FlowOCT at fit time).
 MIP_PARAMS = {
     "start": Param(str, "cart", choices=START_CHOICES, doc="'cold' (no MIP start) or 'cart' (greedy CART start)"),
     "alpha": Param(float, 0.0, minimum=0.0, doc="complexity penalty per split"),
     "min_samples_leaf": Param(int, 1, minimum=1),
-    "max_thresholds": Param(int, None, minimum=1, doc="candidate thresholds per feature (default: all)"),
     "time_limit": Param(float, 60.0, minimum=0.0, minimum_inclusive=False, doc="solver time limit, seconds"),
     "node_limit": Param(int, None, minimum=0, doc="branch-and-bound node limit"),
     "rel_gap": Param(float, 0.0, minimum=0.0, doc="relative MIP gap at which to stop"),
     "threads": Param(int, 1, minimum=1, doc="solver threads (forced to 1 under a parallel backend)"),
     "solver": Param(str, "highs", doc="'highs' or 'pyomo:<solver>'"),
+}
+
+
+MAX_THRESHOLDS = {
+    "max_thresholds": Param(int, None, minimum=1, doc="candidate thresholds per feature (default: all)")
+}
+FEATURE_SCALING = {
+    "feature_scaling": Param(str, None, choices=("minmax", "rank"), doc="'rank' for skewed features (default: minmax)")
 }
 
 
@@ -186,7 +206,14 @@ def _optimal_classifier(formulation: str) -> Callable[[dict, int, int], Any]:
     return factory
 
 
-register(Method("cart", "greedy", "classification", "greedy CART (greedy.CARTClassifier)", GREEDY_PARAMS, _cart_classifier))
+register(
+    Method(
+        "cart", "greedy", "classification", "greedy CART (greedy.CARTClassifier)",
+        {**GREEDY_PARAMS, "splitter": Param(str, None, choices=("best", "hist"),
+                                            doc="'hist': binned split search (default: best)")},
+        _cart_classifier,
+    )
+)
 register(
     Method(
         "sklearn-cart",
@@ -200,19 +227,21 @@ register(
 )
 register(
     Method(
-        "oct", "mip", "classification", "OCT big-M MIP (Bertsimas & Dunn 2017)", MIP_PARAMS, _optimal_classifier("oct")
+        "oct", "mip", "classification", "OCT big-M MIP (Bertsimas & Dunn 2017)", {**MIP_PARAMS, **FEATURE_SCALING},
+        _optimal_classifier("oct"),
     )
 )
 register(
     Method(
-        "flow", "mip", "classification", "FlowOCT MIP (Aghaei et al. 2025)", MIP_PARAMS, _optimal_classifier("flow")
+        "flow", "mip", "classification", "FlowOCT MIP (Aghaei et al. 2025)", {**MIP_PARAMS, **MAX_THRESHOLDS},
+        _optimal_classifier("flow"),
     )
 )
 
 # ---------------------------------------------------------------------------- OCT-H and optimal regression trees
-_HYPERPLANE_PARAMS = {k: v for k, v in MIP_PARAMS.items() if k != "max_thresholds"}
 _REGRESSION_PARAMS = {
-    **_HYPERPLANE_PARAMS,
+    **MIP_PARAMS,
+    **FEATURE_SCALING,
     "alpha": Param(float, 0.0, minimum=0.0, doc="complexity penalty per split (fraction of the baseline loss)"),
     "loss": Param(str, "absolute", choices=("absolute", "squared"), doc="'squared' is a tangent outer approximation"),
 }
@@ -235,7 +264,7 @@ def _optimal_regressor(leaf_model: str) -> Callable[[dict, int, int], Any]:
 register(
     Method(
         "oct-h", "mip", "classification", "OCT-H: hyperplane splits (Bertsimas & Dunn 2017); alpha per feature used",
-        _HYPERPLANE_PARAMS, _optimal_classifier("oct-h"),
+        MIP_PARAMS, _optimal_classifier("oct-h"),
     )
 )
 register(Method("ort", "mip", "regression", "ORT: optimal regression tree, constant leaves", _REGRESSION_PARAMS,

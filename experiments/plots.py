@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from . import config as _config
+from . import protocols as _protocols
 from . import records as _records
 from . import report as _report
-from . import runner as _runner
 
 
 def _pyplot():
@@ -42,11 +42,11 @@ def plot_all(out_dir: Path, plots_dir: Path | None = None) -> list[Path]:
     out_dir = Path(out_dir)
     plots_dir = Path(plots_dir) if plots_dir is not None else out_dir / "plots"
     plots_dir.mkdir(parents=True, exist_ok=True)
-    recs = [r for r in _records.load_records(out_dir) if r.get("status") == "done"]
+    recs = [r for r in _records.load_run_records(out_dir) if r.status == "done"]
     if not recs:
         raise ValueError(f"{out_dir} holds no finished runs to plot")
     df = _report._grid_order(out_dir, _report.runs_table(recs))
-    by_id = {r["run_id"]: r for r in recs}
+    by_id = {r.run_id: r for r in recs}
     plt = _pyplot()
     written = []
     for name, draw in (("accuracy_vs_depth.png", _accuracy_vs_depth), ("optimality.png", _optimality),
@@ -92,14 +92,15 @@ def _accuracy_vs_depth(df, plt):
     fig, axes = _grid(plt, len(datasets))
     for ax, dataset in zip(axes.flat, datasets):
         sub = df[df["dataset"] == dataset]
-        for method in methods:
+        for i, method in enumerate(methods):
             g = sub[sub["method"] == method].groupby("depth")
             if not len(g):
                 continue
+            dodge = (i - (len(methods) - 1) / 2) * 0.05  # methods with equal scores stay visible side by side
             for col, style in (("test_score", "-"), ("train_score", "--")):
                 stats = g[col].agg(["mean", "std"]).dropna(subset=["mean"])
                 if len(stats):
-                    ax.errorbar(stats.index, stats["mean"], yerr=stats["std"].fillna(0), color=colors[method],
+                    ax.errorbar(stats.index + dodge, stats["mean"], yerr=stats["std"].fillna(0), color=colors[method],
                                 linestyle=style, marker="o", ms=3, capsize=2,
                                 label=method if col == "test_score" else None)
         metric = "R²" if (sub["task"] == "regression").all() else "accuracy"
@@ -144,7 +145,7 @@ def _first_seed_traces(df, by_id):
     """MIP runs of the first seed per dataset × depth × method whose record holds a solver trace."""
     mip = df[(df["kind"] == "mip") & df["solver_status"].notna()]
     mip = mip[mip["seed"] == mip.groupby(["dataset", "depth", "method"])["seed"].transform("min")]
-    return mip[[bool((by_id[i].get("solver") or {}).get("trace")) for i in mip["run_id"]]]
+    return mip[[bool((by_id[i].solver or {}).get("trace")) for i in mip["run_id"]]]
 
 
 def _progress(sub, by_id, plt):
@@ -164,7 +165,7 @@ def _progress(sub, by_id, plt):
             if not len(row):
                 ax.set_visible(False)
                 continue
-            plot_progress(by_id[row["run_id"].iloc[0]]["solver"], ax=ax)
+            plot_progress(by_id[row["run_id"].iloc[0]].solver, ax=ax)
             ax.set_title(f"{method}, depth {depth}\n{ax.get_title()}", fontsize=8)
             ax.legend(fontsize=6, loc="best")
     fig.suptitle(f"{sub['dataset'].iloc[0]}: incumbent and bound over time (seed {int(mip['seed'].min())})")
@@ -184,7 +185,7 @@ def _gap_over_time(df, by_id, plt):
     for ax, (dataset, depth) in zip(axes.flat, panels):
         rows = mip[(mip["dataset"] == dataset) & (mip["depth"] == depth)]
         for rid, method, start in zip(rows["run_id"], rows["method"], rows["start"]):
-            trace = [p for p in by_id[rid]["solver"]["trace"] if p.get("gap") is not None]
+            trace = [p for p in by_id[rid].solver["trace"] if p.get("gap") is not None]
             if not trace:
                 continue
             t = np.array([p["time"] for p in trace], dtype=float)
@@ -192,12 +193,15 @@ def _gap_over_time(df, by_id, plt):
             ax.step(np.maximum(t, 1e-3), g, where="post", color=colors[method],
                     linestyle="-" if start == "cart" else ":", label=method)
         ax.set(title=f"{dataset}, depth {depth}", xscale="log", xlabel="time (s)", ylabel="relative gap")
+        ax.ticklabel_format(axis="y", useOffset=False)
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=6, loc="best")
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
-    fig.suptitle("Gap over time: CART start (solid) vs cold (dotted)")
+    starts = set(mip["start"])
+    fig.suptitle("Gap over time: CART start (solid) vs cold (dotted)" if {"cart", "cold"} <= starts
+                 else "Gap over time" + (" (cold starts)" if starts == {"cold"} else ""))
     return fig
 
 
@@ -206,7 +210,7 @@ def _regions(sub, by_id, plt):
     from greedy import Tree
     from optitree._plot import plot_decision_regions
 
-    rows = sub[sub["run_id"].map(lambda i: (by_id[i].get("data") or {}).get("n_features") == 2)]
+    rows = sub[sub["run_id"].map(lambda i: (by_id[i].data or {}).get("n_features") == 2)]
     rows = rows[rows["task"] == "classification"]
     if not len(rows):
         return None
@@ -215,15 +219,15 @@ def _regions(sub, by_id, plt):
     fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * len(rows), 4.0), squeeze=False, layout="constrained")
     for ax, rid in zip(axes.flat, rows["run_id"]):
         rec = by_id[rid]
-        cfg = dict(rec["config"])
+        cfg = dict(rec.config)
         spec = _config.RunSpec(rid, {k: cfg[k] for k in ("dataset", "method", "depth", "seed", "split")},
                                cfg["dataset_label"], cfg["method_label"])
-        data = _runner.split_data(spec, "classification")
-        classes = np.asarray(rec["classes"])
+        data = _protocols.split_data(spec, "classification")
+        classes = np.asarray(rec.classes)
         codes = np.searchsorted(classes, data.y_train)
-        plot_decision_regions(Tree.from_dict(rec["tree"]), data.X_train, codes, ax=ax,
+        plot_decision_regions(Tree.from_dict(rec.tree), data.X_train, codes, ax=ax,
                               class_names=[str(c) for c in classes])
-        m = rec["metrics"]
+        m = rec.metrics
         ax.set_title(f"{cfg['method_label']}\ntrain acc {m['train_accuracy']:.3f}", fontsize=9)
     fig.suptitle(f"{sub['dataset'].iloc[0]}: decision regions at depth {depth} (training data, seed "
                  f"{int(rows['seed'].iloc[0])})")

@@ -14,6 +14,7 @@ new one, never a torn file. Temporary files left by a killed writer start with
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -26,7 +27,7 @@ import tempfile
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -75,6 +76,11 @@ def atomic_write_json(path: Path, obj: Any) -> None:
     _fsync_dir(path.parent)
 
 
+def read_json(path: Path) -> Any:
+    """The JSON value stored at ``path``."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
 def _fsync_dir(directory: Path) -> None:
     """Make the rename durable (POSIX); a no-op where directories cannot be opened."""
     try:
@@ -97,10 +103,10 @@ def record_path(out_dir: Path, run_id: str) -> Path:
     return runs_dir(out_dir) / f"{run_id}.json"
 
 
-def write_record(out_dir: Path, record: dict) -> Path:
+def write_record(out_dir: Path, record: "RunRecord") -> Path:
     """Store one run record under ``DIR/runs/<run_id>.json`` (atomic)."""
-    path = record_path(out_dir, record["run_id"])
-    atomic_write_json(path, record)
+    path = record_path(out_dir, record.run_id)
+    atomic_write_json(path, record.to_dict())
     return path
 
 
@@ -119,23 +125,94 @@ def iter_record_files(out_dir: Path) -> list[Path]:
     return sorted(p for p in d.glob("*.json") if not p.name.startswith(TMP_PREFIX))
 
 
-def load_records(out_dir: Path) -> list[dict]:
-    """All readable records in ``DIR/runs`` (sorted by file name); unreadable files are skipped with a warning."""
-    records = []
+class MalformedRecord(ValueError):
+    """A record file that cannot be read as a run record (bad JSON, no ``run_id``, ...)."""
+
+
+@dataclasses.dataclass
+class RunRecord:
+    """One run's record, as the runner writes it and the reports read it.
+
+    ``config`` is the run's identity plus ``dataset_label``/``method_label``;
+    ``status`` is ``"done"`` or ``"failed"`` (then ``error`` holds ``type``,
+    ``message`` and ``traceback``). The protocol's fields (``data``, ``metrics``,
+    ``tree``, ``solver``, ...) are None on a failed run. Records written by older
+    versions read back with their missing fields as None.
+    """
+
+    run_id: str
+    config: dict
+    status: str = "failed"
+    error: dict | None = None
+    started: str | None = None
+    finished: str | None = None
+    duration: float | None = None
+    kind: str | None = None
+    task: str | None = None
+    execution: dict | None = None
+    data: dict | None = None
+    metrics: dict | None = None
+    tree: dict | None = None
+    classes: list | None = None
+    solver: dict | None = None
+    init_tree: dict | None = None
+    tuning: dict | None = None
+    environment: dict | None = None
+    worker: dict | None = None
+    format: str = RECORD_FORMAT
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "RunRecord":
+        """Read a stored record; :class:`MalformedRecord` names what is wrong (unknown keys are ignored)."""
+        if not isinstance(data, dict):
+            raise MalformedRecord(f"expected a JSON object, got {type(data).__name__}")
+        if data.get("format") != RECORD_FORMAT:
+            raise MalformedRecord(f"not a run record (format {data.get('format')!r}, expected {RECORD_FORMAT!r})")
+        if not isinstance(data.get("run_id"), str) or not data["run_id"]:
+            raise MalformedRecord("no run_id")
+        if not isinstance(data.get("config"), dict):
+            raise MalformedRecord("no config table")
+        status = data.get("status", "failed")
+        if status not in ("done", "failed"):
+            raise MalformedRecord(f"unknown status {status!r}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def to_dict(self) -> dict:
+        return to_jsonable(dataclasses.asdict(self))
+
+
+def load_run_records(out_dir: Path, *, warn=None) -> list[RunRecord]:
+    """Every well-formed record in ``DIR/runs`` (sorted by file name).
+
+    A malformed file (unreadable, bad JSON, no ``run_id``, a ``run_id`` other than
+    its file name) is reported through ``warn(message)`` (default: a line on
+    stderr) and skipped.
+    """
+    warn = warn or (lambda message: print(message, file=sys.stderr))
+    return list(_read_records(out_dir, warn))
+
+
+def _read_records(out_dir: Path, warn) -> Iterator[RunRecord]:
     for p in iter_record_files(out_dir):
         try:
-            rec = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            print(f"warning: skipping unreadable record {p}: {exc}", file=sys.stderr)
+            rec = RunRecord.from_dict(json.loads(p.read_text(encoding="utf-8")))
+            if rec.run_id != p.stem:
+                raise MalformedRecord(f"run_id {rec.run_id!r} does not match the file name")
+        except (OSError, ValueError) as exc:  # MalformedRecord and json's errors are ValueErrors
+            warn(f"warning: skipping malformed record {p}: {exc}")
             continue
-        if isinstance(rec, dict) and rec.get("format") == RECORD_FORMAT:
-            records.append(rec)
-    return records
+        yield rec
+
+
+def load_records(out_dir: Path) -> list[dict]:
+    """The well-formed records of ``DIR/runs`` as plain dicts (see :func:`load_run_records`)."""
+    return [rec.to_dict() for rec in load_run_records(out_dir)]
 
 
 def record_statuses(out_dir: Path) -> dict[str, str]:
-    """Map run id -> status of every readable record in ``DIR/runs``."""
-    return {rec["run_id"]: rec.get("status", "failed") for rec in load_records(out_dir)}
+    """Map run id -> status of every well-formed record in ``DIR/runs``."""
+    return {rec.run_id: rec.status for rec in load_run_records(out_dir)}
 
 
 @functools.lru_cache(maxsize=1)

@@ -29,30 +29,31 @@ def _pandas():
     return pd
 
 
-def runs_table(records: list[dict]):
+def runs_table(records: list[_records.RunRecord]):
     """One row per record (flat columns), ordered by dataset, depth, method, seed."""
     pd = _pandas()
-    return pd.DataFrame([_row(r) for r in records], columns=list(_row({}).keys()))
+    columns = list(_row(_records.RunRecord(run_id="", config={})))
+    return pd.DataFrame([_row(r) for r in records], columns=columns)
 
 
-def _row(rec: dict) -> dict:
-    cfg = rec.get("config", {})
-    dataset, method = cfg.get("dataset", {}), cfg.get("method", {})
-    m = rec.get("metrics") or {}
-    s = rec.get("solver") or {}
-    err = rec.get("error") or {}
-    env = rec.get("environment") or {}
-    task = rec.get("task")
+def _row(rec: _records.RunRecord) -> dict:
+    cfg = rec.config
+    dataset, method = cfg.get("dataset") or {}, cfg.get("method") or {}
+    m = rec.metrics or {}
+    s = rec.solver or {}
+    err = rec.error or {}
+    env = rec.environment or {}
+    task = rec.task
     score_key = "r2" if task == "regression" else "accuracy"
     git = env.get("git") or {}
     return {
-        "run_id": rec.get("run_id"),
-        "status": rec.get("status"),
+        "run_id": rec.run_id,
+        "status": rec.status,
         "dataset": cfg.get("dataset_label"),
         "method": cfg.get("method_label"),
         "depth": cfg.get("depth"),
         "seed": cfg.get("seed"),
-        "kind": rec.get("kind"),
+        "kind": rec.kind,
         "task": task,
         "start": (method.get("params") or {}).get("start"),
         "train_score": m.get(f"train_{score_key}"),
@@ -64,11 +65,11 @@ def _row(rec: dict) -> dict:
         "train_mse": m.get("train_mse"),
         "test_mse": m.get("test_mse"),
         "n_fit": m.get("n_fit"),
-        "n_test": (rec.get("data") or {}).get("n_test"),
+        "n_test": (rec.data or {}).get("n_test"),
         "n_leaves": m.get("n_leaves"),
         "tree_depth": m.get("depth"),
         "fit_time": m.get("fit_time"),
-        "duration": rec.get("duration"),
+        "duration": rec.duration,
         "solver_status": s.get("status"),
         "proven_optimal": s.get("proven_optimal"),
         "objective": s.get("objective"),
@@ -78,15 +79,15 @@ def _row(rec: dict) -> dict:
         "solve_time": s.get("solve_time"),
         "start_accepted": s.get("start_accepted"),
         "start_objective": s.get("start_objective"),
-        "tuned": json.dumps((rec.get("tuning") or {}).get("chosen"), sort_keys=True) if rec.get("tuning") else None,
+        "tuned": json.dumps(rec.tuning.get("chosen"), sort_keys=True) if rec.tuning else None,
         "dataset_name": dataset.get("name"),
         "dataset_params": json.dumps(dataset.get("params"), sort_keys=True) if dataset else None,
         "method_name": method.get("name"),
         "method_params": json.dumps(method.get("params"), sort_keys=True) if method else None,
         "error_type": err.get("type"),
         "error_message": err.get("message"),
-        "started": rec.get("started"),
-        "finished": rec.get("finished"),
+        "started": rec.started,
+        "finished": rec.finished,
         "hostname": (env.get("host") or {}).get("hostname"),
         "git_commit": git.get("commit"),
     }
@@ -199,7 +200,7 @@ def markdown_report(df, agg, title: str) -> str:
 def summarize(out_dir: Path) -> tuple[str, list[Path]]:
     """Write the runs table, the aggregate and the markdown report of ``out_dir``; return (markdown, files)."""
     out_dir = Path(out_dir)
-    records = _records.load_records(out_dir)
+    records = _records.load_run_records(out_dir)
     df = _grid_order(out_dir, runs_table(records))
     agg = aggregate(df)
     try:

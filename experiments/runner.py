@@ -1,29 +1,37 @@
-"""Execute runs: load, split, (tune,) fit, evaluate, record; serially or through joblib/Dask.
+"""Execute runs and grids: one run through its protocol into a record; a grid serially, in
+local worker processes, or on a Dask cluster.
 
 Workers only *compute* records; the main process writes them (atomically, as
 each run finishes), so the grid also runs on a Dask cluster whose workers share
 no file system with the client.
+
+A results directory is bound to one config: ``grid.json`` holds its fingerprint
+(a hash of its run ids) and a resume with another config is refused.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-import numpy as np
-
 from . import config as _config
 from . import methods as _methods
+from . import pool as _pool
+from . import progress as _progress
+from . import protocols as _protocols
 from . import records as _records
+from .datasets import CSV_DATASET, dataset_names, load_dataset  # noqa: F401  (re-exported)
+from .protocols import Split, score, split_data  # noqa: F401  (re-exported)
 
-BACKENDS = ("loky", "dask")
+BACKENDS = ("loky", "dask")  # "loky": local worker processes (see experiments.pool), the name kept for old scripts
 
 
 class HarnessError(RuntimeError):
@@ -31,208 +39,63 @@ class HarnessError(RuntimeError):
 
 
 class GridAborted(RuntimeError):
-    """The execution backend failed mid-grid (e.g. a worker process died); finished runs are saved."""
+    """The execution backend failed mid-grid (e.g. the Dask scheduler vanished); finished runs are saved."""
 
 
-# ---------------------------------------------------------------------------- data
-CSV_DATASET = "csv"
+class ResultsWriteError(RuntimeError):
+    """A record could not be written (full disk, read-only directory); finished records are intact."""
 
 
-def dataset_names() -> list[str]:
-    """Built-in dataset names, plus ``"csv"`` (params ``path``, ``target``, ...: ``optitree.datasets.load_csv``)."""
-    from optitree import datasets
+class GridInterrupted(BaseException):
+    """SIGINT or SIGTERM stopped the grid; ``signum`` says which. Finished records are kept."""
 
-    return sorted(datasets.list()) + [CSV_DATASET]
-
-
-def load_dataset(name: str, params: dict):
-    """``optitree.datasets.load(name, **params)`` (or ``load_csv(**params)``) -> ``(X, y, info)``, X float."""
-    from optitree import datasets
-
-    if name == CSV_DATASET:
-        X, y, info = datasets.load_csv(**params)
-    else:
-        X, y, info = datasets.load(name, **params)
-    return np.asarray(X, dtype=np.float64), np.asarray(y), info
-
-
-@dataclass
-class Split:
-    """The run's data parts; validation and test parts are None when the config has none."""
-
-    X_train: np.ndarray
-    y_train: np.ndarray
-    X_val: np.ndarray | None
-    y_val: np.ndarray | None
-    X_test: np.ndarray | None
-    y_test: np.ndarray | None
-    stratified: bool
-
-
-def split_data(spec: _config.RunSpec, task: str) -> Split:
-    """Load the run's data and split it with the run's seed.
-
-    The test set is either ``test_size`` of the data (stratified for classification
-    when every class has at least two members) or, with ``test_params``, a separate
-    load. The validation set is ``validation_size`` of the *whole* data, taken
-    from what remains after the test split.
-    """
-    from sklearn.model_selection import train_test_split
-
-    d, s = spec.dataset, spec.split
-    X, y, _ = load_dataset(d["name"], d["params"])
-    seed = spec.seed
-    stratified = True
-
-    def cut(X, y, size):
-        nonlocal stratified
-        strat = None
-        if task == "classification" and s["stratify"]:
-            _, counts = np.unique(y, return_counts=True)
-            n_out = int(np.ceil(size * len(y)))
-            if counts.min() >= 2 and len(counts) <= n_out <= len(y) - len(counts):
-                strat = y
-        stratified &= strat is not None
-        return train_test_split(X, y, test_size=size, random_state=seed, stratify=strat)
-
-    if "test_params" in d:
-        X_test, y_test, _ = load_dataset(d["name"], {**d["params"], **d["test_params"]})
-        rest_X, rest_y = X, y
-        val_fraction = s["validation_size"]
-    elif s["test_size"] > 0:
-        rest_X, X_test, rest_y, y_test = cut(X, y, s["test_size"])
-        val_fraction = s["validation_size"] / (1.0 - s["test_size"])
-    else:
-        rest_X, rest_y, X_test, y_test = X, y, None, None
-        val_fraction = s["validation_size"]
-    if val_fraction > 0:
-        X_train, X_val, y_train, y_val = cut(rest_X, rest_y, val_fraction)
-    else:
-        X_train, y_train, X_val, y_val = rest_X, rest_y, None, None
-    return Split(X_train, y_train, X_val, y_val, X_test, y_test, stratified)
-
-
-def score(task: str, y_true, y_pred) -> dict:
-    """Accuracy (classification) or R² and MSE (regression)."""
-    from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
-
-    if task == "classification":
-        return {"accuracy": float(accuracy_score(y_true, y_pred))}
-    return {"r2": float(r2_score(y_true, y_pred)), "mse": float(mean_squared_error(y_true, y_pred))}
-
-
-def _main_score(task: str, scores: dict) -> float:
-    return scores["accuracy"] if task == "classification" else scores["r2"]
+    def __init__(self, signum: int, finished: int = 0):
+        self.signum = signum
+        self.finished = finished
+        super().__init__(signal.Signals(signum).name)
 
 
 # ---------------------------------------------------------------------------- one run
-def execute_run(spec: _config.RunSpec, force_single_thread: bool = False) -> dict:
-    """Run one grid point and return its record; errors become a ``"failed"`` record, never an exception."""
-    started, t0 = _records.utc_now(), time.perf_counter()
-    record = {
-        "format": _records.RECORD_FORMAT,
-        "run_id": spec.run_id,
-        "config": {**spec.identity, "dataset_label": spec.dataset_label, "method_label": spec.method_label},
-        "status": "failed",
-        "error": None,
-        "started": started,
-    }
+def _new_record(spec: _config.RunSpec) -> _records.RunRecord:
+    return _records.RunRecord(
+        run_id=spec.run_id,
+        config={**spec.identity, "dataset_label": spec.dataset_label, "method_label": spec.method_label},
+        started=_records.utc_now(),
+    )
+
+
+def execute_run(spec: _config.RunSpec, force_single_thread: bool = False) -> _records.RunRecord:
+    """Run one grid point through its protocol; errors become a ``"failed"`` record, never an exception."""
+    t0 = time.perf_counter()
+    record = _new_record(spec)
     try:
         for module in spec.plugins:
             _config.import_plugin(module)
         method = _methods.get(spec.method["name"])
-        record.update(kind=method.kind, task=method.task)
-        record.update(_fit_and_evaluate(spec, method, force_single_thread))
-        record["status"] = "done"
+        record.kind, record.task = method.kind, method.task
+        fields = _protocols.get(spec.protocol).evaluate(spec, method, force_single_thread)
+        for key, value in fields.items():
+            setattr(record, key, value)
+        record.status = "done"
     except Exception as exc:  # the record is the error report
-        record["error"] = {
-            "type": type(exc).__name__,
-            "message": str(exc),
-            "traceback": traceback.format_exc(),
-        }
-    record["finished"] = _records.utc_now()
-    record["duration"] = time.perf_counter() - t0
-    record["environment"] = _records.environment_info()
-    record["worker"] = {"pid": os.getpid()}
-    return _records.to_jsonable(record)
+        record.error = {"type": type(exc).__name__, "message": str(exc), "traceback": traceback.format_exc()}
+    record.finished = _records.utc_now()
+    record.duration = time.perf_counter() - t0
+    record.environment = _records.environment_info()
+    record.worker = {"pid": os.getpid()}
+    return _records.RunRecord.from_dict(record.to_dict())  # plain JSON values from here on
 
 
-def _fit_and_evaluate(spec: _config.RunSpec, method: _methods.Method, force_single_thread: bool) -> dict:
-    params = dict(spec.method["params"])
-    threads_forced = force_single_thread and params.get("threads", 1) != 1
-    if force_single_thread and "threads" in method.params:
-        params["threads"] = 1
-    data = split_data(spec, method.task)
-    out: dict = {
-        "execution": {"force_single_thread": force_single_thread, "threads_forced": threads_forced},
-        "data": {
-            "n_train": len(data.y_train),
-            "n_validation": None if data.y_val is None else len(data.y_val),
-            "n_test": None if data.y_test is None else len(data.y_test),
-            "n_features": data.X_train.shape[1],
-            "n_classes": int(len(np.unique(data.y_train))) if method.task == "classification" else None,
-            "stratified": data.stratified,
-        },
-    }
-    if "tune" in spec.method:
-        chosen, trials = _tune(method, params, spec, data)
-        params.update(chosen)
-        out["tuning"] = {"chosen": chosen, "trials": trials}
-    X_fit, y_fit = data.X_train, data.y_train
-    if data.y_val is not None:  # the final fit (after tuning, if any) uses train + validation
-        X_fit, y_fit = np.vstack([data.X_train, data.X_val]), np.concatenate([data.y_train, data.y_val])
-    out["execution"]["params"] = params
-
-    estimator = method.make(params, spec.depth, spec.seed)
-    t = time.perf_counter()
-    estimator.fit(X_fit, y_fit)
-    fit_time = time.perf_counter() - t
-    tree = method.tree_of(estimator)
-    metrics = {f"train_{k}": v for k, v in score(method.task, y_fit, estimator.predict(X_fit)).items()}
-    if data.y_test is not None:
-        metrics.update({f"test_{k}": v for k, v in score(method.task, data.y_test, estimator.predict(data.X_test)).items()})
-    metrics.update(n_fit=len(y_fit), n_leaves=int(tree.n_leaves), depth=int(tree.max_depth), fit_time=fit_time)
-    out.update(metrics=metrics, tree=tree.to_dict())
-    if method.task == "classification":
-        out["classes"] = np.asarray(estimator.classes_).tolist()
-    result = getattr(estimator, "result_", None)
-    out["solver"] = result.to_dict() if result is not None else None
-    init_tree = getattr(estimator, "init_tree_", None)
-    out["init_tree"] = init_tree.to_dict() if init_tree is not None else None
-    return out
+def _parallel_run(spec: _config.RunSpec) -> _records.RunRecord:
+    return execute_run(spec, True)
 
 
-def _tune(method: _methods.Method, params: dict, spec: _config.RunSpec, data: Split) -> tuple[dict, list]:
-    """Fit every candidate on train, score on validation.
-
-    The best validation score wins; ties go to fewer leaves, then to the candidate
-    that comes last in sorted order (the larger penalty: the simpler model).
-    """
-    grid = spec.method["tune"]
-    keys = list(grid)
-    trials, best, best_key = [], None, None
-    for order, combo in enumerate(itertools.product(*(grid[k] for k in keys))):
-        candidate = dict(zip(keys, combo))
-        estimator = method.make({**params, **candidate}, spec.depth, spec.seed)
-        t = time.perf_counter()
-        estimator.fit(data.X_train, data.y_train)
-        fit_time = time.perf_counter() - t
-        val = score(method.task, data.y_val, estimator.predict(data.X_val))
-        n_leaves = int(method.tree_of(estimator).n_leaves)
-        result = getattr(estimator, "result_", None)
-        trials.append(
-            {
-                "params": candidate,
-                "validation": val,
-                "n_leaves": n_leaves,
-                "fit_time": fit_time,
-                "solver_status": None if result is None else result.status,
-            }
-        )
-        key = (-_main_score(method.task, val), n_leaves, -order)
-        if best_key is None or key < best_key:
-            best, best_key = candidate, key
-    return best, trials
+def died_record(spec: _config.RunSpec, reason: str) -> _records.RunRecord:
+    """The record of a run whose worker process died (e.g. killed by the OS for memory)."""
+    record = _new_record(spec)
+    record.error = {"type": "WorkerDied", "message": reason, "traceback": None}
+    record.finished = _records.utc_now()
+    return record
 
 
 # ---------------------------------------------------------------------------- the grid
@@ -245,7 +108,10 @@ class GridOutcome:
 
 
 def prepare_out_dir(out_dir: Path, experiment: _config.Experiment, resume: bool) -> dict[str, str]:
-    """Create ``DIR/runs``; refuse a directory holding records unless resuming. Returns existing statuses."""
+    """Create ``DIR/runs``; refuse a directory holding records unless resuming, or made by another config.
+
+    Returns the statuses of the existing records.
+    """
     out_dir = Path(out_dir)
     statuses = _records.record_statuses(out_dir)
     if statuses and not resume:
@@ -253,19 +119,43 @@ def prepare_out_dir(out_dir: Path, experiment: _config.Experiment, resume: bool)
             f"{out_dir} already holds {len(statuses)} run record(s). Pass --resume to continue "
             f"(finished runs are skipped, failed runs retried), or choose another --out."
         )
-    _records.runs_dir(out_dir).mkdir(parents=True, exist_ok=True)
-    _records.remove_stale_temporaries(out_dir)
-    _records.atomic_write_json(
-        out_dir / "grid.json",
-        {
-            "name": experiment.name,
-            "description": experiment.description,
-            "config": experiment.source,
-            "run_ids": [r.run_id for r in experiment.runs],
-            "written": _records.utc_now(),
-        },
-    )
+    _check_same_config(out_dir, experiment, statuses)
+    try:
+        _records.runs_dir(out_dir).mkdir(parents=True, exist_ok=True)
+        _records.remove_stale_temporaries(out_dir)
+        _records.atomic_write_json(
+            out_dir / "grid.json",
+            {
+                "name": experiment.name,
+                "description": experiment.description,
+                "config": experiment.source,
+                "fingerprint": experiment.fingerprint,
+                "run_ids": [r.run_id for r in experiment.runs],
+                "written": _records.utc_now(),
+            },
+        )
+    except OSError as exc:
+        raise ResultsWriteError(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
     return statuses
+
+
+def _check_same_config(out_dir: Path, experiment: _config.Experiment, statuses: dict) -> None:
+    """Refuse to mix the records of two configs in one directory."""
+    try:
+        grid = _records.read_json(out_dir / "grid.json")
+    except FileNotFoundError:
+        grid = {}
+    except (OSError, ValueError) as exc:
+        raise HarnessError(f"{out_dir / 'grid.json'} is unreadable ({exc}); use a new --out directory") from None
+    stored = grid.get("fingerprint") if isinstance(grid, dict) else None
+    foreign = sorted(set(statuses) - {r.run_id for r in experiment.runs})
+    if (stored is not None and stored != experiment.fingerprint) or (stored is None and foreign):
+        name = grid.get("name") if isinstance(grid, dict) else None
+        raise HarnessError(
+            f"{out_dir} holds the results of another config ({name or 'unknown'!s}, fingerprint "
+            f"{stored or 'not recorded'}; this config's is {experiment.fingerprint}): results of two configs "
+            f"would be mixed. Start a new results directory with --out NEW_DIR (a changed config is a new experiment)."
+        )
 
 
 def run_grid(
@@ -280,9 +170,11 @@ def run_grid(
 ) -> GridOutcome:
     """Run every not-yet-done run of ``experiment``, writing one record per run into ``out_dir``.
 
-    ``n_jobs`` (joblib convention) defaults to 1 for loky, which runs in this
-    process, and to -1 (every worker) for Dask. Any parallel execution forces
-    solver threads to 1 (recorded per run).
+    ``n_jobs`` (joblib convention) defaults to 1 for the local backend, which runs
+    in this process, and to -1 (every worker) for Dask. Any parallel execution
+    forces solver threads to 1 (recorded per run). SIGINT and SIGTERM raise
+    :class:`GridInterrupted` after the workers are ended; a record that cannot be
+    written raises :class:`ResultsWriteError`. Either way finished records stay.
     """
     if n_jobs is None:
         n_jobs = -1 if backend == "dask" else 1
@@ -296,24 +188,28 @@ def run_grid(
     statuses = prepare_out_dir(out_dir, experiment, resume)
     todo = [r for r in experiment.runs if statuses.get(r.run_id) != "done"]
     skipped = len(experiment.runs) - len(todo)
-    _say(
-        f"{experiment.name}: {len(experiment.runs)} runs, {skipped} already done, {len(todo)} to run -> {out_dir}",
-        progress,
-    )
+    if progress:
+        print(f"{experiment.name}: {len(experiment.runs)} runs, {skipped} already done, {len(todo)} to run -> {out_dir}",
+              file=sys.stderr, flush=True)
     done = failed = 0
-    with _progress(len(todo), progress) as tick:
+    with _stop_on_signals() as interrupted, _progress.progress(len(todo), progress) as tick:
         try:
             for record in _execute_all(todo, n_jobs, backend, scheduler):
-                record.setdefault("execution", {}).update(backend=backend, n_jobs=n_jobs, scheduler=scheduler)
-                _records.write_record(out_dir, record)
-                if record["status"] == "done":
+                record.execution = {**(record.execution or {}), "backend": backend, "n_jobs": n_jobs,
+                                    "scheduler": scheduler}
+                _write(out_dir, record, done + failed)
+                if record.status == "done":
                     done += 1
                 else:
                     failed += 1
                 tick(record)
-        except (HarnessError, KeyboardInterrupt):
+        except GridInterrupted as exc:
+            raise GridInterrupted(exc.signum, done + failed) from None
+        except (HarnessError, ResultsWriteError):
             raise
         except Exception as exc:  # a run's own errors are records; this is the backend itself failing
+            if interrupted:  # a worker or the Dask client noticed the signal first
+                raise GridInterrupted(interrupted[0], done + failed) from None
             raise GridAborted(
                 f"the {backend} backend failed after {done + failed} of {len(todo)} runs: {type(exc).__name__}: "
                 f"{exc}. Finished runs are saved; re-run with --resume."
@@ -321,21 +217,57 @@ def run_grid(
     return GridOutcome(len(experiment.runs), skipped, done, failed)
 
 
-def _execute_all(todo: list, n_jobs: int, backend: str, scheduler: str | None) -> Iterator[dict]:
+def _write(out_dir: Path, record: _records.RunRecord, n_written: int) -> None:
+    try:
+        _records.write_record(out_dir, record)
+    except OSError as exc:
+        raise ResultsWriteError(
+            f"cannot write the record of run {record.run_id} into {_records.runs_dir(out_dir)}: "
+            f"{exc.strerror or exc}. The {n_written} record(s) written in this session and all earlier ones are "
+            f"intact; free disk space or fix the directory's permissions, then re-run with --resume."
+        ) from None
+
+
+@contextlib.contextmanager
+def _stop_on_signals():
+    """Turn SIGINT/SIGTERM into :class:`GridInterrupted` in the main thread (handlers restored on exit)."""
+    caught: list[int] = []
+
+    def handler(signum, frame):
+        caught.append(signum)
+        raise GridInterrupted(signum)
+
+    if threading.current_thread() is threading.main_thread():
+        previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    else:
+        previous = {}
+    try:
+        yield caught
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def _execute_all(todo: list, n_jobs: int, backend: str, scheduler: str | None) -> Iterator[_records.RunRecord]:
     if not todo:
         return
-    if backend == "loky" and n_jobs == 1:
-        for spec in todo:
-            yield execute_run(spec)
+    if backend == "loky":
+        if n_jobs == 1:
+            for spec in todo:
+                yield execute_run(spec)
+            return
+        workers = n_jobs if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+        pool = _pool.WorkerPool(workers, _parallel_run)
+        try:
+            yield from pool.map(todo, died_record)
+        finally:
+            pool.close()
         return
     from joblib import Parallel, delayed, parallel_config
 
     with contextlib.ExitStack() as stack:
-        if backend == "dask":
-            stack.enter_context(_dask_client(scheduler))  # joblib's dask backend uses the default client
-            stack.enter_context(parallel_config(backend="dask", wait_for_workers_timeout=60))
-        else:
-            stack.enter_context(parallel_config(backend="loky"))
+        stack.enter_context(_dask_client(scheduler))  # joblib's dask backend uses the default client
+        stack.enter_context(parallel_config(backend="dask", wait_for_workers_timeout=60))
         parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1, pre_dispatch="all")
         yield from parallel(delayed(execute_run)(spec, True) for spec in todo)
 
@@ -356,43 +288,3 @@ def _dask_client(address: str):
         yield client
     finally:
         client.close()
-
-
-def _say(message: str, enabled: bool) -> None:
-    if enabled:
-        print(message, file=sys.stderr, flush=True)
-
-
-@contextlib.contextmanager
-def _progress(total: int, enabled: bool):
-    """A tick(record) callable: tqdm bar when installed, else one stderr line per finished run."""
-    if not enabled or total == 0:
-        yield lambda record: None
-        return
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        tqdm = None
-    if tqdm is not None:
-        bar = tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True)
-
-        def tick(record):
-            bar.set_postfix_str(_short(record), refresh=False)
-            bar.update(1)
-
-        try:
-            yield tick
-        finally:
-            bar.close()
-        return
-    count = itertools.count(1)
-
-    def tick(record):
-        print(f"[{next(count)}/{total}] {_short(record)}", file=sys.stderr, flush=True)
-
-    yield tick
-
-
-def _short(record: dict) -> str:
-    c = record["config"]
-    return f"{c['dataset_label']} d={c['depth']} {c['method_label']} s={c['seed']}: {record['status']}"

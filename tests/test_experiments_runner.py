@@ -91,12 +91,12 @@ def record_files(out):
 
 def test_sigkill_then_resume_runs_each_run_exactly_once(plugin, tmp_path):
     cfg = write_config(tmp_path / "grid.toml", delay=0.4)
-    expected = {r.run_id for r in config.load(cfg).runs}
+    expected = {r.run_id for r in config.load(cfg, allow_plugins=True).runs}
     assert len(expected) == 10
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "experiments", "run", str(cfg), "--out", str(out), "--quiet", "--no-summary"],
+        [sys.executable, "-m", "experiments", "run", str(cfg), "--out", str(out), "--quiet", "--no-summary", "--allow-plugins"],
         env=env,
         start_new_session=True,
         stdout=subprocess.DEVNULL,
@@ -113,9 +113,9 @@ def test_sigkill_then_resume_runs_each_run_exactly_once(plugin, tmp_path):
     assert 1 <= len(survivors) < len(expected)
     first = {p.name: p.stat().st_mtime_ns for p in survivors}
 
-    rc = cli.main(["run", str(cfg), "--out", str(out), "--quiet", "--no-summary"])
+    rc = cli.main(["run", str(cfg), "--out", str(out), "--quiet", "--no-summary", "--allow-plugins"])
     assert rc == 2, (rc, [p.name for p in record_files(out)])  # refuses without --resume
-    outcome = runner.run_grid(config.load(cfg), out, resume=True, progress=False)
+    outcome = runner.run_grid(config.load(cfg, allow_plugins=True), out, resume=True, progress=False)
     assert (outcome.skipped, outcome.done, outcome.failed) == (len(survivors), len(expected) - len(survivors), 0)
 
     files = record_files(out)
@@ -132,7 +132,7 @@ def test_failed_runs_are_recorded_and_retried_on_resume(plugin, tmp_path, capsys
     flag.touch()
     cfg = write_config(tmp_path / "grid.toml", fail_if=flag, seeds=(0,))
     out = tmp_path / "out"
-    assert cli.main(["run", str(cfg), "--out", str(out), "--quiet"]) == 1
+    assert cli.main(["run", str(cfg), "--out", str(out), "--quiet", "--allow-plugins"]) == 1
     failed = records.load_records(out)
     assert len(failed) == 2 and all(r["status"] == "failed" for r in failed)
     err = failed[0]["error"]
@@ -141,11 +141,11 @@ def test_failed_runs_are_recorded_and_retried_on_resume(plugin, tmp_path, capsys
     assert "Failed runs" in capsys.readouterr().out
 
     # still failing: retried (not skipped) and still not counted as done
-    outcome = runner.run_grid(config.load(cfg), out, resume=True, progress=False)
+    outcome = runner.run_grid(config.load(cfg, allow_plugins=True), out, resume=True, progress=False)
     assert (outcome.skipped, outcome.done, outcome.failed) == (0, 0, 2)
 
     flag.unlink()
-    outcome = runner.run_grid(config.load(cfg), out, resume=True, progress=False)
+    outcome = runner.run_grid(config.load(cfg, allow_plugins=True), out, resume=True, progress=False)
     assert (outcome.skipped, outcome.done, outcome.failed) == (0, 2, 0)
     assert sorted(r["status"] for r in records.load_records(out)) == ["done", "done"]
     assert len(record_files(out)) == 2
@@ -251,7 +251,7 @@ def test_dask_backend_without_scheduler_is_a_usage_error(tmp_path, capsys):
 def test_loky_workers_import_plugins_and_force_one_solver_thread(plugin, tmp_path):
     cfg = write_config(tmp_path / "grid.toml", seeds=(0, 1))
     out = tmp_path / "out"
-    assert cli.main(["run", str(cfg), "--out", str(out), "--n-jobs", "2", "--quiet", "--no-summary"]) == 0
+    assert cli.main(["run", str(cfg), "--out", str(out), "--n-jobs", "2", "--quiet", "--no-summary", "--allow-plugins"]) == 0
     recs = records.load_records(out)
     assert len(recs) == 4 and all(r["status"] == "done" for r in recs)
     assert all(r["execution"]["backend"] == "loky" and r["execution"]["force_single_thread"] for r in recs)
@@ -277,7 +277,7 @@ def test_regression_runs_report_r2_and_mse(plugin, tmp_path):
         """,
     )
     out = tmp_path / "out"
-    assert cli.main(["run", str(cfg), "--out", str(out), "--quiet"]) == 0
+    assert cli.main(["run", str(cfg), "--out", str(out), "--quiet", "--allow-plugins"]) == 0
     (rec,) = records.load_records(out)
     X, y = load_diabetes(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=2)  # never stratified
@@ -291,6 +291,6 @@ def test_regression_runs_report_r2_and_mse(plugin, tmp_path):
 def test_progress_without_tqdm_is_a_counter(plugin, tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm -> ImportError
     cfg = write_config(tmp_path / "grid.toml", seeds=(0,))
-    assert cli.main(["run", str(cfg), "--out", str(tmp_path / "out"), "--no-summary"]) == 0
+    assert cli.main(["run", str(cfg), "--out", str(tmp_path / "out"), "--no-summary", "--allow-plugins"]) == 0
     err = capsys.readouterr().err
     assert "[1/2] iris d=1 slow-tree s=0: done" in err and "[2/2]" in err

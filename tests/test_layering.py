@@ -1,4 +1,5 @@
-"""The layering rules of DESIGN.md §1: imports point down only."""
+"""Layering: imports point down only (greedy <- optitree <- experiments), and the modules of
+``experiments`` import each other without cycles (e.g. config and runner)."""
 
 import ast
 import pathlib
@@ -40,3 +41,40 @@ def test_pyomo_is_imported_lazily():
     code = "import sys, optitree; print('pyomo' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def experiments_imports(path: pathlib.Path) -> set[str]:
+    """Sibling modules of ``experiments`` that ``path`` imports (relative or absolute), at any depth in the file."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 1 and node.module:
+                names.add(node.module.split(".")[0])
+            elif node.level == 1:
+                names.update(alias.name for alias in node.names)
+            elif node.level == 0 and node.module and node.module.startswith("experiments."):
+                names.add(node.module.split(".")[1])
+            elif node.level == 0 and node.module == "experiments":
+                names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(a.name.split(".")[1] for a in node.names if a.name.startswith("experiments."))
+    return names
+
+
+def test_experiments_modules_have_no_import_cycle():
+    modules = {p.stem: p for p in (ROOT / "experiments").glob("*.py")}
+    graph = {name: experiments_imports(path) & set(modules) - {name} for name, path in modules.items()}
+    assert "runner" not in graph["config"]  # the former config <-> runner cycle
+
+    def cycle_from(node, stack):
+        if node in stack:
+            return stack[stack.index(node):] + [node]
+        for nxt in sorted(graph[node]):
+            found = cycle_from(nxt, stack + [node])
+            if found:
+                return found
+        return None
+
+    cycles = [c for name in sorted(graph) if (c := cycle_from(name, []))]
+    assert cycles == []
