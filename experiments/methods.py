@@ -167,6 +167,10 @@ MIP_PARAMS = {
 MAX_THRESHOLDS = {
     "max_thresholds": Param(int, None, minimum=1, doc="candidate thresholds per feature (default: all)")
 }
+ACCELERATION = {
+    "acceleration": Param(str, None, doc="exact-engine stages: 'all' (default), 'none' or '+'-joined "
+                                         "start, proof, rows, screening"),
+}
 FEATURE_SCALING = {
     "feature_scaling": Param(str, None, choices=("minmax", "rank"), doc="'rank' for skewed features (default: minmax)")
 }
@@ -227,14 +231,31 @@ register(
 )
 register(
     Method(
-        "oct", "mip", "classification", "OCT big-M MIP (Bertsimas & Dunn 2017)", {**MIP_PARAMS, **FEATURE_SCALING},
+        "oct", "mip", "classification", "OCT big-M MIP (Bertsimas & Dunn 2017)",
+        {**MIP_PARAMS, **FEATURE_SCALING, **ACCELERATION},
         _optimal_classifier("oct"),
     )
 )
 register(
     Method(
-        "flow", "mip", "classification", "FlowOCT MIP (Aghaei et al. 2025)", {**MIP_PARAMS, **MAX_THRESHOLDS},
+        "flow", "mip", "classification", "FlowOCT MIP (Aghaei et al. 2025)",
+        {**MIP_PARAMS, **MAX_THRESHOLDS, **ACCELERATION},
         _optimal_classifier("flow"),
+    )
+)
+
+
+
+def _exact_classifier(params: dict, depth: int, seed: int):
+    from optitree import OptimalTreeClassifier
+
+    return OptimalTreeClassifier(solver="dp", max_depth=depth, random_state=seed, init=None, **params)
+
+
+register(
+    Method(
+        "dp", "mip", "classification", "exact engine: dynamic programming + branch-and-bound (optitree.exact)",
+        {k: MIP_PARAMS[k] for k in ("alpha", "min_samples_leaf", "time_limit")}, _exact_classifier,
     )
 )
 
