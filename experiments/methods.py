@@ -168,8 +168,9 @@ MAX_THRESHOLDS = {
     "max_thresholds": Param(int, None, minimum=1, doc="candidate thresholds per feature (default: all)")
 }
 ACCELERATION = {
-    "acceleration": Param(str, None, doc="exact-engine stages: 'all' (default), 'none' or '+'-joined "
-                                         "start, proof, rows, screening"),
+    "acceleration": Param(str, None, choices=("none", "start", "start+rows", "start+rows+screening", "start+proof",
+                                              "all"),
+                          doc="exact-engine stages in the fit (default: all)"),
 }
 FEATURE_SCALING = {
     "feature_scaling": Param(str, None, choices=("minmax", "rank"), doc="'rank' for skewed features (default: minmax)")

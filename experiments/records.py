@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import math
 import os
 import platform
 import socket
@@ -25,11 +24,10 @@ import subprocess
 import sys
 import tempfile
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
 
-import numpy as np
+from optitree._provenance import json_safe, package_versions
 
 RECORD_FORMAT = "optitree.experiments.record/1"
 RUNS_SUBDIR = "runs"
@@ -42,27 +40,10 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def to_jsonable(obj: Any) -> Any:
-    """Convert numpy scalars/arrays and tuples to plain JSON values; NaN and inf become None."""
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        return to_jsonable(obj.item())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if obj is None or isinstance(obj, (str, bool, int, float)):
-        return obj
-    raise TypeError(f"cannot store a {type(obj).__name__} in a run record: {obj!r}")
-
-
 def atomic_write_json(path: Path, obj: Any) -> None:
     """Write ``obj`` as JSON to ``path`` atomically (temp file in the same dir, fsync, os.replace)."""
     path = Path(path)
-    text = json.dumps(to_jsonable(obj), indent=1, sort_keys=True, allow_nan=False)
+    text = json.dumps(json_safe(obj), indent=1, sort_keys=True, allow_nan=False)
     fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=".json", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -179,7 +160,7 @@ class RunRecord:
         return cls(**{k: v for k, v in data.items() if k in names})
 
     def to_dict(self) -> dict:
-        return to_jsonable(dataclasses.asdict(self))
+        return json_safe(dataclasses.asdict(self))
 
 
 def load_run_records(out_dir: Path, *, warn=None) -> list[RunRecord]:
@@ -218,14 +199,8 @@ def record_statuses(out_dir: Path) -> dict[str, str]:
 @functools.lru_cache(maxsize=1)
 def environment_info() -> dict:
     """Versions, host and code revision of this process (computed once per process)."""
-    versions = {"python": platform.python_version()}
-    for name in _VERSIONED_PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
     return {
-        "versions": versions,
+        "versions": package_versions(_VERSIONED_PACKAGES),
         "host": {
             "hostname": socket.gethostname(),
             "platform": platform.platform(),
