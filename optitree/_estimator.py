@@ -5,7 +5,8 @@ build (+ user constraints) → start tree → solve (HiGHS or Pyomo) → decode,
 back to the start → ``result_``. ``result_.bound`` is raised to the formulation's
 ``objective_lower_bound`` (the objective is a sum of non-negative terms) and
 ``result_.gap`` is :func:`~optitree._solve.relative_gap` of the reported objective and
-bound. Subclasses supply what differs through small hooks: target validation and
+bound; the solver's optimality claim is then verified against the returned tree
+(:func:`~optitree._certificate.verify_certificate`). Subclasses supply what differs through small hooks: target validation and
 encoding (in their ``fit``), the formulation (:meth:`_OptimalTreeBase._formulation`),
 the greedy start (:meth:`_OptimalTreeBase._fit_cart`) and extra result notes
 (:meth:`_OptimalTreeBase._solve_notes`).
@@ -25,12 +26,11 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from greedy import FittedTreeMixin
 
+from ._certificate import OBJECTIVE_TOL, verify_certificate
 from ._model import check_size
 from ._solve import SolveOptions, solve_highs, solve_pyomo
 from ._warmstart import solution_violation, tree_from_init
 from .formulations import InfeasibleStartError
-
-_REL_TOL = 1e-6
 
 
 class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
@@ -114,7 +114,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         tree = None if x is None else form.decode(spec, x)
         objective = None if tree is None else form.objective_of_tree(tree)
         if start is not None and (
-            tree is None or objective > start_objective + _REL_TOL * max(1.0, abs(start_objective))
+            tree is None or objective > start_objective + OBJECTIVE_TOL * max(1.0, abs(start_objective))
         ):
             found = "no solution" if tree is None else f"nothing better (objective {objective:.10g})"
             notes.append(f"the solver found {found} than the start ({start_objective:.10g}); returning the start tree")
@@ -135,19 +135,17 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
                 f"the solver returned no tree (status {result.status!r}); raise time_limit/node_limit or "
                 f"give a start (init). {result.message}"
             )
-        if result.objective is None or abs(objective - result.objective) > _REL_TOL * max(1.0, abs(objective)):
-            if result.objective is not None:
-                notes.append(
-                    f"objective {result.objective:.10g} reported by the solver; {objective:.10g} recomputed for tree_"
-                )
-                if objective > result.objective:
-                    result.proven_optimal = False
+        solver_objective = result.objective
+        if solver_objective is not None and abs(objective - solver_objective) > OBJECTIVE_TOL * max(1.0, abs(objective)):
+            notes.append(f"objective {solver_objective:.10g} reported by the solver; {objective:.10g} recomputed for tree_")
         result.objective = objective
         solver_bound = result.bound
         if result.apply_lower_bound(form.objective_lower_bound):
             shown = "none" if solver_bound is None else f"{solver_bound:.10g}"
             notes.append(f"bound raised to the objective's lower bound {form.objective_lower_bound:g} "
                          f"(solver bound {shown})")
+        note = verify_certificate(result, solver_objective, rel_gap=float(self.rel_gap), exact=form.objective_is_exact)
+        notes.extend(filter(None, [note]))
         self.tree_ = tree
         self.init_tree_ = start_tree
         self._set_result(result, notes)
