@@ -119,6 +119,11 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         when below (every objective term is non-negative; a solver stopped before its
         root LP can report far less — noted in ``result_.message``), and
         ``result_.gap`` is HiGHS's ``|objective - bound| / |objective|`` of these two.
+        ``result_.proven_optimal`` only if the solver's claim holds for ``tree_``
+        (:mod:`optitree._certificate`; sample weights are scaled to order one inside
+        the model): else it is withdrawn with a
+        :class:`~optitree._certificate.CertificateWarning` and the status is
+        ``"error"``, never ``"optimal"``.
     init_tree_ : greedy.Tree or None
         The start given to the solver (canonical on the training data and pruned for
         ``alpha``), None without a start.

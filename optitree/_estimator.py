@@ -5,7 +5,8 @@ build (+ user constraints) → start tree → solve (with the backend that ``sol
 selects in :mod:`optitree.solvers`) → decode, or fall back to the start → ``result_``. ``result_.bound`` is raised to the formulation's
 ``objective_lower_bound`` (the objective is a sum of non-negative terms) and
 ``result_.gap`` is :func:`~optitree.solvers.relative_gap` of the reported objective and
-bound. Subclasses supply what differs through small hooks: target validation and
+bound; the solver's optimality claim is then verified against the returned tree
+(:func:`~optitree._certificate.verify_certificate`). Subclasses supply what differs through small hooks: target validation and
 encoding (in their ``fit``), the formulation (:meth:`_OptimalTreeBase._formulation`),
 the greedy start (:meth:`_OptimalTreeBase._fit_cart`) and extra result notes
 (:meth:`_OptimalTreeBase._solve_notes`).
@@ -27,12 +28,11 @@ from greedy import FittedTreeMixin
 
 from . import exact
 from ._acceleration import model_units, root_bound_row
+from ._certificate import OBJECTIVE_TOL, verify_certificate
 from ._memory import check_size
 from ._warmstart import solution_violation, tree_from_init
 from .formulations import InfeasibleStartError
 from .solvers import SolveOptions, SolveResult, check_solver_available, make_backend, relative_gap
-
-_REL_TOL = 1e-6
 
 
 class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
@@ -157,7 +157,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         tree = None if x is None else form.decode(spec, x)
         objective = None if tree is None else form.objective_of_tree(tree)
         if start is not None and (
-            tree is None or objective > start_objective + _REL_TOL * max(1.0, abs(start_objective))
+            tree is None or objective > start_objective + OBJECTIVE_TOL * max(1.0, abs(start_objective))
         ):
             found = "no solution" if tree is None else f"nothing better (objective {objective:.10g})"
             notes.append(f"the solver found {found} than the start ({start_objective:.10g}); returning the start tree")
@@ -177,19 +177,17 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
                 f"the solver returned no tree (status {result.status!r}); raise time_limit/node_limit or "
                 f"give a start (init). {result.message}"
             )
-        if result.objective is None or abs(objective - result.objective) > _REL_TOL * max(1.0, abs(objective)):
-            if result.objective is not None:
-                notes.append(
-                    f"objective {result.objective:.10g} reported by the solver; {objective:.10g} recomputed for tree_"
-                )
-                if objective > result.objective:
-                    result.proven_optimal = False
+        solver_objective = result.objective
+        if solver_objective is not None and abs(objective - solver_objective) > OBJECTIVE_TOL * max(1.0, abs(objective)):
+            notes.append(f"objective {solver_objective:.10g} reported by the solver; {objective:.10g} recomputed for tree_")
         result.objective = objective
         solver_bound = result.bound
         if result.apply_lower_bound(form.objective_lower_bound):
             shown = "none" if solver_bound is None else f"{solver_bound:.10g}"
             notes.append(f"bound raised to the objective's lower bound {form.objective_lower_bound:g} "
                          f"(solver bound {shown})")
+        note = verify_certificate(result, solver_objective, rel_gap=float(self.rel_gap), exact=form.objective_is_exact)
+        notes.extend(filter(None, [note]))
         if stage is not None:
             self._apply_engine_bounds(result, stage, notes)
             result.acceleration = stage.to_dict()
@@ -318,8 +316,13 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
                   "nodes": None, "event": "progress"} for t, inc, b in engine.trace]
         result = self._certified_result(form, stage, objective=objective, bound=bound, proven=proven,
                                         solve_time=engine.time, trace=trace, source="exact", options=options)
-        notes = ["certificate: the exact engine (optitree.exact) proved this tree optimal; no MIP was solved"
-                 if proven else f"the exact engine stopped ({engine.status}) before proving optimality"]
+        check = verify_certificate(result, engine.objective * scale, rel_gap=float(self.rel_gap), exact=True)
+        notes = [check] if check else []
+        if not result.proven_optimal:
+            stage.certificate = None
+            result.acceleration = stage.to_dict()
+        notes += ["certificate: the exact engine (optitree.exact) proved this tree optimal; no MIP was solved"
+                  if result.proven_optimal else f"not proven optimal by the exact engine ({engine.status})"]
         self.tree_ = tree
         self.init_tree_ = None
         self._set_result(result, notes + self._solve_notes())

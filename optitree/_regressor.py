@@ -49,7 +49,8 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         returned tree's constant leaves are refitted to weighted means;
         ``result_.objective`` is its *exact* squared error and ``result_.bound`` the
         approximation's bound, a valid lower bound, so ``result_.gap`` is honest and
-        ``proven_optimal`` is True only if that gap closes.
+        ``proven_optimal`` is True only if that gap closes (else ``result_.status``
+        is ``"error"``, never ``"optimal"``: :mod:`optitree._certificate`).
     alpha : float, default=0.0
         Penalty per split, as a fraction of the baseline loss.
     min_samples_leaf : int, default=1
@@ -115,6 +116,10 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         when below (every objective term is non-negative; a solver stopped before its
         root LP can report far less — noted in ``result_.message``), and
         ``result_.gap`` is HiGHS's ``|objective - bound| / |objective|`` of these two.
+        A solver's optimality claim is kept only if it holds for ``tree_`` in the
+        user's units (:mod:`optitree._certificate`; targets and weights are scaled
+        to order one inside the model), else it is withdrawn with a
+        :class:`~optitree._certificate.CertificateWarning`.
     init_tree_ : greedy.Tree or None
         The start given to the solver (canonical on the training data), None without.
 

@@ -33,7 +33,18 @@ import numpy as np
 
 from greedy import LEAF_FEATURE, OBLIQUE, TREE_LEAF, Tree, midpoint_threshold
 
-__all__ = ["TreeFormulation", "InfeasibleStartError", "leaf_ancestors"]
+__all__ = ["TreeFormulation", "InfeasibleStartError", "leaf_ancestors", "power_of_two_scale"]
+
+
+def power_of_two_scale(magnitude: float) -> float:
+    """``2**-e`` with ``magnitude * 2**-e`` in ``[0.5, 1)``; 1 for a zero magnitude.
+
+    Multiplying by a power of two is exact in floating point (barring underflow), so
+    scaled data give the solver numbers of order one and scale back without rounding.
+    """
+    if magnitude == 0 or not np.isfinite(magnitude):
+        return 1.0
+    return float(np.ldexp(1.0, -int(np.frexp(magnitude)[1])))
 
 
 class InfeasibleStartError(ValueError):
@@ -86,10 +97,21 @@ class TreeFormulation(ABC):
     ----------
     X, y, weight, count : ndarray
         The modelled (merged) rows, their class codes, summed weights and multiplicities.
+    weight_scale : float
+        Power of two putting the largest merged weight in ``[0.5, 1)``: the model sees
+        ``model_weight = weight * weight_scale`` (exact), numbers of order one whatever
+        the user's weight units.
+    model_weight : ndarray
+        ``weight * weight_scale``.
+    total_weight : float
+        Sum of ``model_weight`` (model units).
     baseline_error : float
-        :math:`\\hat L`, the weighted error of predicting the majority class.
+        :math:`\\hat L`, the weighted error of predicting the majority class (user units).
+    model_error_scale : float
+        ``1 / (baseline_error * weight_scale)``, the objective's factor on model-unit
+        errors (1 when the baseline error is 0).
     error_scale : float
-        ``1 / baseline_error`` (1 when the baseline error is 0).
+        ``1 / baseline_error``, the same factor on user-unit errors.
     spec : ModelSpec or None
         The model after :meth:`build`.
     vars : dict[str, ndarray]
@@ -101,6 +123,9 @@ class TreeFormulation(ABC):
     #: losses, penalties) is non-negative. The estimators report
     #: ``max(solver bound, objective_lower_bound)`` as ``result_.bound``.
     objective_lower_bound = 0.0
+    #: Whether the model's objective is the true objective of its tree (False: it
+    #: underestimates it, e.g. a piecewise-linear approximation).
+    objective_is_exact = True
 
     def __init__(
         self,
@@ -161,10 +186,14 @@ class TreeFormulation(ABC):
             self.count = np.bincount(inverse, minlength=rows.shape[0]).astype(np.float64)
         else:
             self.X, self.y, self.weight, self.count = Xk, yk, wk, np.ones(yk.shape[0])
-        class_weight = np.bincount(self.y, weights=self.weight, minlength=self.n_classes)
+        self.weight_scale = power_of_two_scale(float(self.weight.max()))
+        self.model_weight = self.weight * self.weight_scale
+        class_weight = np.bincount(self.y, weights=self.model_weight, minlength=self.n_classes)
         self.total_weight = float(class_weight.sum())
-        self.baseline_error = float(self.total_weight - class_weight.max())
-        self.error_scale = 1.0 / self.baseline_error if self.baseline_error > 0 else 1.0
+        model_baseline = float(self.total_weight - class_weight.max())
+        self.model_error_scale = 1.0 / model_baseline if model_baseline > 0 else 1.0
+        self.baseline_error = model_baseline / self.weight_scale
+        self.error_scale = self.model_error_scale * self.weight_scale
         self.spec = None
         self.vars: dict[str, np.ndarray] = {}
 
@@ -225,8 +254,8 @@ class TreeFormulation(ABC):
         if tree.task != "classification":
             raise ValueError("objective_of_tree expects a classification tree")
         pred = tree.predict(self.X_train).argmax(axis=1)
-        errors = float(self.weight_train[pred != self.y_train].sum())
-        return errors * self.error_scale + self.alpha * tree.n_splits
+        errors = float((self.weight_train[pred != self.y_train] * self.weight_scale).sum())
+        return errors * self.model_error_scale + self.alpha * tree.n_splits
 
     def canonical_tree(self, tree: Tree) -> tuple[Tree, int]:
         """The tree that partitions the training data like ``tree``, in canonical form.
@@ -322,8 +351,8 @@ class TreeFormulation(ABC):
 
     def _leaf_costs(self, tree: Tree) -> np.ndarray:
         """Objective term of every node of ``tree`` if it were a leaf (weighted errors, scaled)."""
-        v = tree.value  # weighted class counts from the training data
-        return (v.sum(axis=1) - v.max(axis=1)) * self.error_scale
+        v = tree.value * self.weight_scale  # weighted class counts from the training data, in model units
+        return (v.sum(axis=1) - v.max(axis=1)) * self.model_error_scale
 
     def prepare_start(self, tree: Tree) -> tuple[Tree, str]:
         """The start the model receives for ``tree``, and a note on what changed ("" if nothing).

@@ -103,11 +103,11 @@ def add_class_leaf_rows(form, spec, z, l) -> None:
     ``L_t >= N_t - N_tk - W (1 - c_tk)``, ``L_t >= 0`` (objective ``L_t / L̂``).
     """
     N, K, L = form.n_samples, form.n_classes, form.n_leaves
-    w, W = form.weight, form.total_weight
+    w, W = form.model_weight, form.total_weight
     c = spec.add_vars("c", (L, K), ub=1.0, integer=True)
     Nkt = spec.add_vars("Nkt", (L, K))
     Nt = spec.add_vars("Nt", L)
-    Lt = spec.add_vars("Lt", L, obj=form.error_scale)
+    Lt = spec.add_vars("Lt", L, obj=form.model_error_scale)
     spec.add_rows("leaf_label", L, np.repeat(np.arange(L), K + 1), np.column_stack([c, l[:, None]]).ravel(),
                   np.tile(np.r_[np.ones(K), -1.0], L), 0.0, 0.0)
     rows_i = (np.arange(L)[None, :] * K + form.y[:, None]).ravel()  # (N, L) order of z
@@ -127,7 +127,7 @@ def set_class_leaf_start(form, tree: Tree, x: np.ndarray) -> None:
     v, L, K = form.vars, form.n_leaves, form.n_classes
     leaf_k = set_skeleton_start(form, tree, x)
     Nkt = np.zeros((L, K))
-    np.add.at(Nkt, (leaf_k, form.y), form.weight)
+    np.add.at(Nkt, (leaf_k, form.y), form.model_weight)
     used = np.bincount(leaf_k, minlength=L) > 0
     x[v["c"][np.flatnonzero(used), Nkt.argmax(axis=1)[used]]] = 1.0
     x[v["Nkt"]] = Nkt

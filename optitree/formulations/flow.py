@@ -172,7 +172,7 @@ class FlowOCTFormulation(TreeFormulation):
     # ------------------------------------------------------------------ model
     def build(self) -> ModelSpec:
         N, K, B, T, Fb = self.n_samples, self.n_classes, self.n_branch, self.n_nodes, self.n_thresholds
-        scale = self.error_scale
+        scale = self.model_error_scale
         spec = ModelSpec(f"flowoct_depth{self.depth}")
         spec.objective_offset = self.total_weight * scale
         b = spec.add_vars("b", (B, Fb), ub=1.0, integer=True, obj=self.alpha)
@@ -183,7 +183,7 @@ class FlowOCTFormulation(TreeFormulation):
         if self.full_routing:
             root_lb[:, 0] = 1.0
         zin = spec.add_vars("z_in", (N, T), lb=root_lb, ub=1.0)
-        zsink = spec.add_vars("z_sink", (N, T), ub=1.0, obj=np.repeat(-self.weight * scale, T).reshape(N, T))
+        zsink = spec.add_vars("z_sink", (N, T), ub=1.0, obj=np.repeat(-self.model_weight * scale, T).reshape(N, T))
         zwrong = spec.add_vars("z_wrong", (N, T), ub=1.0) if self.full_routing else None
         nodes = np.arange(1, T + 1)
 

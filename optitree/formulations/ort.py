@@ -49,6 +49,7 @@ from greedy import Tree
 
 from .._model import ModelSpec
 from .oct import OCTFormulation
+from ._base import power_of_two_scale
 from ._skeleton import _skeleton_nnz, _skeleton_rows, add_skeleton_rows, set_skeleton_start
 
 __all__ = ["ORTFormulation", "LEAF_MODELS", "LOSSES", "weighted_median", "squared_tangents"]
@@ -136,16 +137,29 @@ class ORTFormulation(OCTFormulation):
         values, codes = np.unique(y, return_inverse=True)
         super().__init__(X, codes.reshape(-1), depth=depth, n_classes=values.size, **kwargs)
         self.leaf_model, self.loss = leaf_model, loss
+        self.objective_is_exact = loss == "absolute"
         self.coef_budget, self.leaf_alpha = float(coef_budget), float(leaf_alpha)
         self.target, self.target_train = values[self.y], y
-        t, w = self.target, self.weight
+        # the model sees targets (y - centre) * target_scale in [-1, 1] (target_scale a power of two)
+        lo, hi = float(y.min()), float(y.max())
+        half_range = 0.5 * hi - 0.5 * lo
+        self.target_centre = 0.5 * lo + 0.5 * hi
+        self.target_scale = power_of_two_scale(half_range)
+        if not np.isfinite(self.target_scale * (hi - self.target_centre)):
+            raise ValueError(f"the range of y ({lo:g} .. {hi:g}) must be a finite float64; "
+                             f"targets must lie within +-{np.finfo(np.float64).max / 2:.3g}")
+        self.model_target = self._to_model_units(self.target)
+        t, w = self.model_target, self.model_weight
         self.y_min, self.y_max = float(t.min()), float(t.max())
         self.y_range = self.y_max - self.y_min if self.y_max > self.y_min else 1.0
         if loss == "absolute":
-            self.baseline_error = float(w @ np.abs(t - weighted_median(t, w)))
+            model_baseline = float(w @ np.abs(t - weighted_median(t, w)))
         else:
-            self.baseline_error = float(w @ (t - np.average(t, weights=w)) ** 2)
-        self.error_scale = 1.0 / self.baseline_error if self.baseline_error > 0 else 1.0
+            model_baseline = float(w @ (t - np.average(t, weights=w)) ** 2)
+        self.model_error_scale = 1.0 / model_baseline if model_baseline > 0 else 1.0
+        target_unit = self.target_scale ** (1 if loss == "absolute" else 2)
+        self.baseline_error = model_baseline / (self.weight_scale * target_unit)
+        self.error_scale = self.model_error_scale * self.weight_scale * target_unit
         # linear leaves: min-max scaled, centred features (independent of feature_scaling)
         lo = self.X.min(axis=0)
         span = self.X.max(axis=0) - lo
@@ -197,10 +211,10 @@ class ORTFormulation(OCTFormulation):
         Row ``i * L + t``: ``f_i ± (β_t + r_y Σ_j w_tj x̃_ij) - M_i z_it >= ±y_i - M_i``.
         """
         N, L = self.n_samples, self.n_leaves
-        t, w, M = self.target, self.weight, self._loss_m
+        t, w, M = self.model_target, self.model_weight, self._loss_m
         squared = self.loss == "squared"
         beta = spec.add_vars("beta", L, lb=self.y_min - self._beta_slack, ub=self.y_max + self._beta_slack)
-        f = spec.add_vars("f", N, ub=M, obj=0.0 if squared else self.error_scale * w)
+        f = spec.add_vars("f", N, ub=M, obj=0.0 if squared else self.model_error_scale * w)
         r = np.arange(N * L)
         i_of, t_of = r // L, r % L
         # f_i - M_i z_it, then the prediction part: beta_t (+ r_y sum_j (wp - wm)_tj x~_ij)
@@ -224,7 +238,7 @@ class ORTFormulation(OCTFormulation):
         spec.add_rows("residual_upper", N * L, rows, cols, np.r_[vals, p_vals], t[i_of] - M[i_of], np.inf)
         spec.add_rows("residual_lower", N * L, rows, cols, np.r_[vals, -p_vals], -t[i_of] - M[i_of], np.inf)
         if squared:
-            q = spec.add_vars("q", N, obj=self.error_scale * w)
+            q = spec.add_vars("q", N, obj=self.model_error_scale * w)
             e = self.tangents[1:]
             K = e.size
             rk = np.arange(N * K)
@@ -254,9 +268,14 @@ class ORTFormulation(OCTFormulation):
                     out.value[node, 0] = weighted_median(self.target_train[rows], self.weight_train[rows])
         return out
 
+    def _to_model_units(self, values: np.ndarray) -> np.ndarray:
+        """Targets or predictions in the model's units: ``(v - target_centre) * target_scale``."""
+        return (values - self.target_centre) * self.target_scale
+
     def _loss(self, pred: np.ndarray) -> float:
-        r = self.target_train - pred
-        return float(self.weight_train @ (np.abs(r) if self.loss == "absolute" else r**2))
+        """Weighted training loss of predictions ``pred``, in model units (no overflow for huge targets)."""
+        r = (self.target_train - pred) * self.target_scale
+        return float((self.weight_train * self.weight_scale) @ (np.abs(r) if self.loss == "absolute" else r**2))
 
     def objective_of_tree(self, tree: Tree) -> float:
         """``loss(T) / L̂ + α · n_splits + λ · Σ_leaves Σ_j |coef_j| range(x_j) / range(y)``, with numpy."""
@@ -264,8 +283,9 @@ class ORTFormulation(OCTFormulation):
             raise ValueError("objective_of_tree expects a regression tree")
         penalty = 0.0
         if tree.leaf_coef is not None:
-            penalty = float((np.abs(tree.leaf_coef[tree.is_leaf]) @ self._leaf_range).sum()) / self.y_range
-        return self._loss(tree.predict(self.X_train)) * self.error_scale + self.alpha * tree.n_splits + (
+            model_coef = np.abs(tree.leaf_coef[tree.is_leaf]) * self.target_scale
+            penalty = float((model_coef @ self._leaf_range).sum()) / self.y_range
+        return self._loss(tree.predict(self.X_train)) * self.model_error_scale + self.alpha * tree.n_splits + (
             self.leaf_alpha * penalty
         )
 
@@ -281,12 +301,14 @@ class ORTFormulation(OCTFormulation):
     def _leaf_costs(self, tree: Tree) -> np.ndarray:
         """Scaled loss of every node of ``tree`` predicting its constant value as a leaf."""
         samples = self._node_samples(tree)
-        return self.error_scale * np.array([self._loss_at(idx, tree.value[node, 0]) for node, idx in enumerate(samples)])
+        return self.model_error_scale * np.array(
+            [self._loss_at(idx, tree.value[node, 0]) for node, idx in enumerate(samples)]
+        )
 
     def _loss_at(self, idx: np.ndarray, prediction: float) -> float:
-        """Weighted loss of predicting ``prediction`` for modelled rows ``idx``."""
-        r = self.target[idx] - prediction
-        return float(self.weight[idx] @ (np.abs(r) if self.loss == "absolute" else r**2))
+        """Weighted loss (model units) of predicting ``prediction`` (user units) for modelled rows ``idx``."""
+        r = (self.target[idx] - prediction) * self.target_scale
+        return float(self.model_weight[idx] @ (np.abs(r) if self.loss == "absolute" else r**2))
 
     def _start_columns(self, tree: Tree) -> np.ndarray:
         v, L = self.vars, self.n_leaves
@@ -294,9 +316,9 @@ class ORTFormulation(OCTFormulation):
         self._set_split_start(tree, x)
         leaf_k = set_skeleton_start(self, tree, x)
         beta = np.full(L, self.y_min)
-        beta[leaf_k] = tree.predict(self.X)  # constant leaves: one value per heap leaf
+        beta[leaf_k] = self._to_model_units(tree.predict(self.X))  # constant leaves: one value per heap leaf
         x[v["beta"]] = beta
-        f = np.abs(self.target - beta[leaf_k])
+        f = np.abs(self.model_target - beta[leaf_k])
         x[v["f"]] = f
         if self.tangents is not None:
             x[v["q"]] = (2 * self.tangents[None, :] * f[:, None] - self.tangents[None, :] ** 2).max(axis=1)
@@ -326,8 +348,10 @@ class ORTFormulation(OCTFormulation):
         beta = spec.block_values(x, "beta")[heap_of_node]
         if self.loss == "squared" and self.leaf_alpha == 0:
             self._refit_least_squares(tree, beta, w)
-        coef = self.y_range * w / self._leaf_range
-        intercept = beta - coef @ self._leaf_min - 0.5 * self.y_range * w.sum(axis=1)
+        # back to user units: beta is (prediction - target_centre) * target_scale at the box centre
+        user_range = self.y_range / self.target_scale
+        coef = user_range * w / self._leaf_range
+        intercept = beta / self.target_scale + self.target_centre - coef @ self._leaf_min - 0.5 * user_range * w.sum(axis=1)
         leaf = tree.is_leaf[:, None]
         d = tree.to_dict()
         d.update(leaf_coef=np.where(leaf, coef, 0.0), leaf_intercept=np.where(leaf[:, 0], intercept, 0.0))
@@ -339,9 +363,9 @@ class ORTFormulation(OCTFormulation):
         samples = self._node_samples(tree)
         for node in np.flatnonzero(tree.is_leaf):
             idx = samples[node]
-            root_w = np.sqrt(self.weight[idx])
+            root_w = np.sqrt(self.model_weight[idx])
             design = np.column_stack([np.ones(idx.size), self.y_range * self.X_leaf[idx][:, U]])
-            sol = np.linalg.lstsq(design * root_w[:, None], self.target[idx] * root_w, rcond=None)[0]
+            sol = np.linalg.lstsq(design * root_w[:, None], self.model_target[idx] * root_w, rcond=None)[0]
             if np.abs(sol[1:]).sum() <= self.coef_budget:
                 beta[node] = sol[0]
                 w[node] = 0.0

@@ -1,0 +1,134 @@
+"""Optimality certificates hold at any scale of targets and weights, and a false one is withdrawn.
+
+Truth is a brute force over every tree of depth <= 2 with midpoint thresholds (numpy
+only); the estimators' claims are checked against it after scaling targets and weights
+by factors a solver's absolute tolerances cannot absorb.
+"""
+
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import optitree._estimator as estimator_module
+from optitree import OptimalTreeClassifier, OptimalTreeRegressor
+from optitree._certificate import CertificateWarning, verify_certificate
+from test_bruteforce import brute_force_errors, random_dataset
+
+
+def best_absolute_loss(X, y, idx, depth):
+    """Least absolute loss of a tree of depth <= ``depth`` on rows ``idx`` (every midpoint threshold)."""
+    best = float(np.abs(y[idx] - np.median(y[idx])).sum()) if idx.size else 0.0
+    if depth == 0:
+        return best
+    for f in range(X.shape[1]):
+        v = np.unique(X[idx, f])
+        for t in (v[:-1] + v[1:]) / 2:
+            left = X[idx, f] <= t
+            best = min(best, best_absolute_loss(X, y, idx[left], depth - 1)
+                       + best_absolute_loss(X, y, idx[~left], depth - 1))
+    return best
+
+
+@pytest.mark.parametrize("scale", [pytest.param(1.0, marks=pytest.mark.slow), 1e6, 1e9])
+def test_regressor_certificate_matches_brute_force_at_any_target_scale(scale):
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        X = rng.integers(0, 6, (16, 2)).astype(float)
+        y = rng.normal(size=16) * scale
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CertificateWarning)
+            reg = OptimalTreeRegressor(max_depth=2, time_limit=None).fit(X, y)
+        r = reg.result_
+        baseline = np.abs(y - np.median(y)).sum()
+        truth = best_absolute_loss(X, y, np.arange(16), 2) / baseline
+        assert r.proven_optimal and r.status == "optimal", (seed, r.summary())
+        assert np.abs(y - reg.predict(X)).sum() / baseline == pytest.approx(truth, abs=1e-6), seed
+        assert r.bound <= truth + 1e-6 and r.objective == pytest.approx(truth, abs=1e-6), seed
+
+
+@pytest.mark.parametrize("formulation", ["oct", "flow"])
+@pytest.mark.parametrize("weight", [1e-9, 1e9, 1e15])
+def test_classifier_certificate_holds_for_tiny_and_huge_weights(formulation, weight):
+    """Uniform weights of any size give the unit-weight optimum."""
+    for seed in range(8):
+        X, y = random_dataset(seed, max_samples=10)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CertificateWarning)
+            clf = OptimalTreeClassifier(max_depth=2, formulation=formulation, time_limit=None).fit(
+                X, y, sample_weight=np.full(y.size, weight))
+        assert clf.result_.proven_optimal, (seed, clf.result_.summary())
+        assert int((clf.predict(X) != y).sum()) == brute_force_errors(X, y, 2), seed
+
+
+def test_classifier_with_mixed_weight_magnitudes_is_right_or_says_so():
+    """One sample weighs 1e12 times the others: the model's error rows then carry terms near
+    the solver's tolerances. The tree must still be optimal, and a claim must be true."""
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]])
+    y = np.array([0, 1, 0, 1, 0, 1])
+    w = np.array([1.0, 1.0, 1e12, 1.0, 1.0, 1.0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = OptimalTreeClassifier(max_depth=1, time_limit=None).fit(X, y, sample_weight=w)
+    wrong = clf.predict(X) != y
+    assert not wrong[2] and wrong.sum() == 2  # the best stump with sample 2 right (x <= 2.5 -> 0) errs twice
+    truth = 2.0 / 3.0  # two unit errors over the baseline's three (class 1's weight)
+    if clf.result_.proven_optimal:
+        assert clf.result_.objective == pytest.approx(truth, abs=1e-9)
+    else:
+        assert any(issubclass(c.category, CertificateWarning) for c in caught)
+        assert clf.result_.status != "optimal"
+
+
+# ---------------------------------------------------------------------- the check itself
+def claim(objective=1.0, bound=1.0, status="optimal", proven=True):
+    return SimpleNamespace(objective=objective, bound=bound, status=status, proven_optimal=proven)
+
+
+@pytest.mark.parametrize(
+    "solver_objective, bound, exact, reason",
+    [
+        (0.5, 0.5, True, "differs from the returned tree"),  # solver thought it was better
+        (1.0, 4.1, True, "bound 4.1 exceeds"),  # the issue's false certificate
+        (1.2, 1.0, False, "must underestimate"),  # an approximation above the exact value
+    ],
+)
+def test_a_false_proof_is_withdrawn_with_a_warning(solver_objective, bound, exact, reason):
+    result = claim(objective=1.0, bound=bound)
+    with pytest.warns(CertificateWarning, match=reason):
+        note = verify_certificate(result, solver_objective, rel_gap=0.0, exact=exact)
+    assert "withdrawn" in note
+    assert not result.proven_optimal and result.status == "error"
+
+
+def test_a_true_proof_is_kept_and_an_open_gap_is_not_a_proof():
+    kept = claim(objective=0.7, bound=0.7 - 1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert verify_certificate(kept, 0.7, rel_gap=0.0, exact=True) is None
+        assert kept.proven_optimal and kept.status == "optimal"
+        # squared error: the tangent model underestimates; its optimum leaves a gap to the exact loss
+        approx = claim(objective=0.7, bound=0.69)
+        note = verify_certificate(approx, 0.695, rel_gap=0.0, exact=False)
+        assert "not proven optimal" in note and not approx.proven_optimal and approx.status == "error"
+        assert verify_certificate(claim(objective=0.7, bound=0.69), 0.695, rel_gap=0.02, exact=False) is None
+    unproven = claim(status="time_limit", proven=False, bound=0.2)
+    assert verify_certificate(unproven, 1.0, rel_gap=0.0, exact=True) is None
+    assert unproven.status == "time_limit"
+
+
+def test_a_lying_solver_is_caught_end_to_end(monkeypatch):
+    real = estimator_module.solve_highs
+
+    def lying(highs, options, **kwargs):
+        result, x = real(highs, options, **kwargs)
+        result.bound = result.objective + 1.0  # "optimal", with a bound above its own solution
+        return result, x
+
+    monkeypatch.setattr(estimator_module, "solve_highs", lying)
+    X, y = random_dataset(0, max_samples=10)
+    with pytest.warns(CertificateWarning, match="exceeds"):
+        clf = OptimalTreeClassifier(max_depth=1, time_limit=None).fit(X, y)
+    assert not clf.result_.proven_optimal and clf.result_.status == "error"
+    assert "withdrawn" in clf.result_.message
