@@ -11,7 +11,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import optitree._estimator as estimator_module
 from optitree import OptimalTreeClassifier, OptimalTreeRegressor
 from optitree._certificate import CertificateWarning, verify_certificate
 from test_bruteforce import brute_force_errors, random_dataset
@@ -82,8 +81,16 @@ def test_classifier_with_mixed_weight_magnitudes_is_right_or_says_so():
 
 
 # ---------------------------------------------------------------------- the check itself
+class _Claim(SimpleNamespace):
+    """A stand-in result with a solution: its ``status`` is its ``termination``."""
+
+    @property
+    def status(self):
+        return self.termination
+
+
 def claim(objective=1.0, bound=1.0, status="optimal", proven=True):
-    return SimpleNamespace(objective=objective, bound=bound, status=status, proven_optimal=proven)
+    return _Claim(objective=objective, bound=bound, termination=status, proven_optimal=proven)
 
 
 @pytest.mark.parametrize(
@@ -119,16 +126,18 @@ def test_a_true_proof_is_kept_and_an_open_gap_is_not_a_proof():
 
 
 def test_a_lying_solver_is_caught_end_to_end(monkeypatch):
-    real = estimator_module.solve_highs
+    from optitree.solvers import HighsBackend
 
-    def lying(highs, options, **kwargs):
-        result, x = real(highs, options, **kwargs)
+    real = HighsBackend._solve
+
+    def lying(self, options, on_event):
+        result, x = real(self, options, on_event)
         result.bound = result.objective + 1.0  # "optimal", with a bound above its own solution
         return result, x
 
-    monkeypatch.setattr(estimator_module, "solve_highs", lying)
+    monkeypatch.setattr(HighsBackend, "_solve", lying)
     X, y = random_dataset(0, max_samples=10)
     with pytest.warns(CertificateWarning, match="exceeds"):
-        clf = OptimalTreeClassifier(max_depth=1, time_limit=None).fit(X, y)
+        clf = OptimalTreeClassifier(max_depth=1, time_limit=None, acceleration="none").fit(X, y)
     assert not clf.result_.proven_optimal and clf.result_.status == "error"
     assert "withdrawn" in clf.result_.message

@@ -28,9 +28,11 @@ class ExactData:
     weight : ndarray (n,) float64
         Positive sample weights divided by ``scale``.
     scale : float
-        A power of two near the mean positive weight: the engine works in units of
-        ``scale`` so that its fixed tolerance (1e-9) fits any weight magnitude, and
-        multiplying results back by ``scale`` is exact.
+        A power of two near the smallest positive weight: the engine works in units of
+        ``scale`` so that its fixed tolerance (1e-9) stays far below the lightest row's
+        weight, whatever the magnitudes (a tolerance tied to the mean weight would make
+        rows 1e12 times lighter than one heavy row invisible), and multiplying results
+        back by ``scale`` is exact.
     classes : ndarray (K,)
         Sorted distinct labels of the input (zero-weight rows included).
     rank : ndarray (p, n) int32
@@ -117,6 +119,6 @@ def prepare(X, y, sample_weight=None) -> ExactData:
         rank[f] = inverse
         thresholds.append(midpoint_threshold(values[:-1], values[1:]))
     view = np.argsort(rank, axis=1, kind="stable").astype(np.int32)
-    scale = float(2.0 ** np.round(np.log2(w[kept].mean())))
+    scale = float(2.0 ** np.floor(np.log2(w[kept].min())))
     return ExactData(Xk, codes[kept].astype(np.int32), np.ascontiguousarray(w[kept] / scale), scale, classes, rank,
                      thresholds, view, kept)
