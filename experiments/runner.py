@@ -28,8 +28,6 @@ from . import pool as _pool
 from . import progress as _progress
 from . import protocols as _protocols
 from . import records as _records
-from .datasets import CSV_DATASET, dataset_names, load_dataset  # noqa: F401  (re-exported)
-from .protocols import Split, score, split_data  # noqa: F401  (re-exported)
 
 BACKENDS = ("loky", "dask")  # "loky": local worker processes (see experiments.pool), the name kept for old scripts
 
@@ -150,9 +148,9 @@ def _check_same_config(out_dir: Path, experiment: _config.Experiment, statuses: 
     stored = grid.get("fingerprint") if isinstance(grid, dict) else None
     foreign = sorted(set(statuses) - {r.run_id for r in experiment.runs})
     if (stored is not None and stored != experiment.fingerprint) or (stored is None and foreign):
-        name = grid.get("name") if isinstance(grid, dict) else None
+        name = (grid.get("name") if isinstance(grid, dict) else None) or "unnamed"
         raise HarnessError(
-            f"{out_dir} holds the results of another config ({name or 'unknown'!s}, fingerprint "
+            f"{out_dir} holds the results of another config ({name!r}, fingerprint "
             f"{stored or 'not recorded'}; this config's is {experiment.fingerprint}): results of two configs "
             f"would be mixed. Start a new results directory with --out NEW_DIR (a changed config is a new experiment)."
         )
