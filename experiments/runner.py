@@ -190,9 +190,10 @@ def run_grid(
         print(f"{experiment.name}: {len(experiment.runs)} runs, {skipped} already done, {len(todo)} to run -> {out_dir}",
               file=sys.stderr, flush=True)
     done = failed = 0
-    with _stop_on_signals() as interrupted, _progress.progress(len(todo), progress) as tick:
+    results = contextlib.closing(_execute_all(todo, n_jobs, backend, scheduler))  # closing ends the workers
+    with _stop_on_signals() as interrupted, _progress.progress(len(todo), progress) as tick, results as finished:
         try:
-            for record in _execute_all(todo, n_jobs, backend, scheduler):
+            for record in finished:
                 record.execution = {**(record.execution or {}), "backend": backend, "n_jobs": n_jobs,
                                     "scheduler": scheduler}
                 _write(out_dir, record, done + failed)
