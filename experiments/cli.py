@@ -65,7 +65,7 @@ def _add_execution_args(p: argparse.ArgumentParser, default_jobs: int | None) ->
         default=default_jobs,
         help=f"parallel runs, joblib convention (default: {default_jobs or '1; with --backend dask every worker'})",
     )
-    p.add_argument("--backend", choices=_runner.BACKENDS, default="loky", help="joblib backend (default loky)")
+    p.add_argument("--backend", choices=_runner.BACKENDS, default="loky", help="loky: local worker processes (default); dask: a Dask cluster")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address, with --backend dask")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--no-summary", action="store_true", help="do not print the summary at the end")

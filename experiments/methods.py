@@ -183,6 +183,12 @@ def _cart_classifier(params: dict, depth: int, seed: int):
     return CARTClassifier(max_depth=depth, random_state=seed, **params)
 
 
+def _cart_regressor(params: dict, depth: int, seed: int):
+    from greedy import CARTRegressor
+
+    return CARTRegressor(max_depth=depth, random_state=seed, **params)
+
+
 def _sklearn_classifier(params: dict, depth: int, seed: int):
     from sklearn.tree import DecisionTreeClassifier
 
@@ -217,6 +223,17 @@ register(
         {**GREEDY_PARAMS, "splitter": Param(str, None, choices=("best", "hist"),
                                             doc="'hist': binned split search (default: best)")},
         _cart_classifier,
+    )
+)
+register(
+    Method(
+        "cart-regressor", "greedy", "regression", "greedy CART regression tree (greedy.CARTRegressor)",
+        {
+            **GREEDY_PARAMS,
+            "criterion": Param(str, "squared_error", choices=("absolute_error", "correlation", "squared_error")),
+            "leaf_model": Param(str, "constant", choices=("constant", "linear"), doc="leaf model"),
+        },
+        _cart_regressor,
     )
 )
 register(

@@ -28,8 +28,6 @@ from . import pool as _pool
 from . import progress as _progress
 from . import protocols as _protocols
 from . import records as _records
-from .datasets import CSV_DATASET, dataset_names, load_dataset  # noqa: F401  (re-exported)
-from .protocols import Split, score, split_data  # noqa: F401  (re-exported)
 
 BACKENDS = ("loky", "dask")  # "loky": local worker processes (see experiments.pool), the name kept for old scripts
 
@@ -150,9 +148,9 @@ def _check_same_config(out_dir: Path, experiment: _config.Experiment, statuses: 
     stored = grid.get("fingerprint") if isinstance(grid, dict) else None
     foreign = sorted(set(statuses) - {r.run_id for r in experiment.runs})
     if (stored is not None and stored != experiment.fingerprint) or (stored is None and foreign):
-        name = grid.get("name") if isinstance(grid, dict) else None
+        name = (grid.get("name") if isinstance(grid, dict) else None) or "unnamed"
         raise HarnessError(
-            f"{out_dir} holds the results of another config ({name or 'unknown'!s}, fingerprint "
+            f"{out_dir} holds the results of another config ({name!r}, fingerprint "
             f"{stored or 'not recorded'}; this config's is {experiment.fingerprint}): results of two configs "
             f"would be mixed. Start a new results directory with --out NEW_DIR (a changed config is a new experiment)."
         )
@@ -192,9 +190,10 @@ def run_grid(
         print(f"{experiment.name}: {len(experiment.runs)} runs, {skipped} already done, {len(todo)} to run -> {out_dir}",
               file=sys.stderr, flush=True)
     done = failed = 0
-    with _stop_on_signals() as interrupted, _progress.progress(len(todo), progress) as tick:
+    results = contextlib.closing(_execute_all(todo, n_jobs, backend, scheduler))  # closing ends the workers
+    with _stop_on_signals() as interrupted, _progress.progress(len(todo), progress) as tick, results as finished:
         try:
-            for record in _execute_all(todo, n_jobs, backend, scheduler):
+            for record in finished:
                 record.execution = {**(record.execution or {}), "backend": backend, "n_jobs": n_jobs,
                                     "scheduler": scheduler}
                 _write(out_dir, record, done + failed)

@@ -171,6 +171,6 @@ def test_param_schema_matches_the_estimators():
 
 
 def test_shipped_configs_are_valid():
-    for name in ("quick", "uci", "warmstart", "bench_greedy"):
+    for name in ("quick", "uci", "warmstart", "bench_greedy", "bench_oblique_regression"):
         experiment = config.load(cli.QUICK_CONFIG.parent / f"{name}.toml")
         assert experiment.runs and len({r.run_id for r in experiment.runs}) == len(experiment.runs)
