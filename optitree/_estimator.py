@@ -48,7 +48,8 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
     _size_hint = "use fewer samples or features, or a lower max_depth"
 
     _parameter_constraints: dict = {
-        "max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
+        # 2**max_depth leaves: beyond 20 no model (or engine mask) fits in memory
+        "max_depth": [Interval(numbers.Integral, 1, 20, closed="both")],
         "alpha": [Interval(numbers.Real, 0, None, closed="left")],
         "min_samples_leaf": [Interval(numbers.Integral, 1, None, closed="left")],
         "time_limit": [Interval(numbers.Real, 0, None, closed="neither"), None],

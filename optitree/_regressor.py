@@ -231,4 +231,5 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
 
     def predict(self, X):
         """Predicted targets."""
-        return self.tree_.predict(self._validate_X_predict(X))
+        X = self._validate_X_predict(X)  # NotFittedError before fit
+        return self.tree_.predict(X)

@@ -160,3 +160,26 @@ def test_allowed_features_per_level_and_bad_masks():
         OptimalTreeClassifier(allowed_features=np.ones(7, bool)).fit(X, y)
     with pytest.raises(ValueError, match="allowed_features"):
         OptimalTreeClassifier(formulation="oct-h", allowed_features=np.ones(X.shape[1], bool)).fit(X, y)
+
+
+def test_refusals_name_the_parameter():
+    """Issue 14: an absurd depth and predict before fit are refused with sklearn's errors."""
+    from sklearn.exceptions import NotFittedError
+
+    from optitree import OptimalTreeRegressor
+
+    X, y = random_dataset(1)
+    for kwargs in ({"formulation": "oct", "acceleration": "none"}, {}, {"solver": "dp"}):
+        with pytest.raises(ValueError, match="max_depth"):
+            OptimalTreeClassifier(max_depth=62, **kwargs).fit(X, y)
+    with pytest.raises(NotFittedError):
+        OptimalTreeRegressor().predict(X)
+    with pytest.raises(NotFittedError):
+        OptimalTreeClassifier().predict(X)
+
+
+@pytest.mark.parametrize("acceleration", ["none", "all"])
+def test_flow_on_all_constant_columns_fits_a_leaf(acceleration):
+    X, y = np.ones((10, 3)), np.r_[np.zeros(5), np.ones(5)]
+    clf = OptimalTreeClassifier(formulation="flow", acceleration=acceleration, time_limit=None).fit(X, y)
+    assert clf.tree_.node_count == 1 and clf.result_.proven_optimal

@@ -353,7 +353,8 @@ class FlowOCTFormulation(TreeFormulation):
             has = (nodes >> s) >= 1
             blocked[has] |= p[(nodes[has] >> s) - 1]
         split = np.flatnonzero(~blocked)
-        q = b[split].argmax(axis=1)
-        feature[split] = self.threshold_feature[q]
-        threshold[split] = self.threshold_value[q]
+        if self.n_thresholds:  # all features constant: no split variable, every node passes through
+            q = b[split].argmax(axis=1)
+            feature[split] = self.threshold_feature[q]
+            threshold[split] = self.threshold_value[q]
         return HeapTree(self.depth, feature, threshold, np.zeros((self.n_leaves, self.n_classes)))
