@@ -230,7 +230,8 @@ register(
         "cart-regressor", "greedy", "regression", "greedy CART regression tree (greedy.CARTRegressor)",
         {
             **GREEDY_PARAMS,
-            "criterion": Param(str, "squared_error", choices=("absolute_error", "correlation", "squared_error")),
+            "criterion": Param(str, "squared_error",
+                               choices=("absolute_error", "correlation", "linear_squared_error", "squared_error")),
             "leaf_model": Param(str, "constant", choices=("constant", "linear"), doc="leaf model"),
         },
         _cart_regressor,
