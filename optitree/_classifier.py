@@ -12,7 +12,7 @@ from sklearn.utils.validation import validate_data
 
 from greedy import CARTClassifier
 
-from ._acceleration import ExactStage, parse_acceleration, restrict_features
+from ._acceleration import ExactStage, model_units, parse_acceleration, restrict_features
 from .exact import check_allowed
 from ._estimator import _OptimalTreeBase
 from .formulations import FORMULATIONS
@@ -99,8 +99,10 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
     memory_budget : int or None, default=None
         Bytes allowed to build the model (None: a quarter of available memory); a larger
         model raises :class:`~optitree._model.ModelTooLargeError` before building.
-    verbose : bool, default=False
-        Print the solver log.
+    verbose : int or bool, default=False
+        1: a fit longer than 2 s shows one progress line on stderr (incumbent training
+        errors, bound, gap, elapsed time, nodes), rewritten in place on a terminal;
+        2: the raw solver log.
 
     Attributes
     ----------
@@ -272,6 +274,9 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         if self.formulation == "oct-h" or not self._stages:
             return None
         return ExactStage(self._stages, allowed=self._allowed)
+
+    def _progress_units(self, form):
+        return ("errors" if self.alpha == 0 else "errors + alpha/split"), model_units(form)
 
     def _restrict_model(self, form, spec):
         if self._allowed is not None:

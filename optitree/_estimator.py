@@ -80,6 +80,18 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
     def _fit_cart(self, X, y, sample_weight, seed):
         """The greedy start tree for ``init="cart"``."""
 
+    def _progress_units(self, form) -> tuple[str, float]:
+        """What the progress line calls the objective, and model units per user unit."""
+        return "objective", 1.0
+
+    def _progress(self, form):
+        """The ``on_event`` callback of the solve: a :class:`~optitree._progress.ProgressLine` at ``verbose=1``."""
+        if int(self.verbose) != 1:
+            return None
+        from ._progress import ProgressLine
+
+        return ProgressLine(*self._progress_units(form))
+
     def _solve_notes(self) -> list[str]:
         """Notes appended to ``result_.message`` after every solve."""
         return []
@@ -97,7 +109,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         options = SolveOptions(
             time_limit=None if self.time_limit is None else float(self.time_limit),
             rel_gap=float(self.rel_gap), threads=int(self.threads), random_seed=seed,
-            node_limit=self.node_limit, verbose=bool(self.verbose),
+            node_limit=self.node_limit, verbose=int(self.verbose) >= 2,
         )
         stage = self._exact_stage(form)
         n_positive = int(np.count_nonzero(sample_weight))
@@ -149,7 +161,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             options.time_limit = max(options.time_limit - elapsed, 0.05 * options.time_limit)
         backend = make_backend(self.solver, spec)
         backend.set_start(start, source=source, objective=start_objective)
-        result, x = backend.solve(options)
+        result, x = backend.solve(options, self._progress(form))
         result.build_time += build_time
         if start is None and source is not None:
             result.start_source, result.start_objective = source, start_objective

@@ -97,8 +97,9 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         Branch-and-bound node limit.
     memory_budget : int or None, default=None
         Bytes allowed to build the model (None: a quarter of available memory).
-    verbose : bool, default=False
-        Print the solver log.
+    verbose : int or bool, default=False
+        1: a fit longer than 2 s shows one progress line on stderr (incumbent objective,
+        bound, gap, elapsed time, nodes); 2: the raw solver log.
 
     Attributes
     ----------
