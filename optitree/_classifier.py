@@ -97,8 +97,10 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
     node_limit : int or None, default=None
         Branch-and-bound node limit.
     memory_budget : int or None, default=None
-        Bytes allowed to build the model (None: a quarter of available memory); a larger
-        model raises :class:`~optitree._model.ModelTooLargeError` before building.
+        Bytes allowed to build and solve the model (None: three quarters of the available
+        memory); a model whose estimated peak (calibrated on measured fits, see
+        :func:`optitree._memory.estimate_peak_bytes`) is larger raises
+        :class:`~optitree._memory.ModelTooLargeError` before building.
     verbose : int or bool, default=False
         1: a fit longer than 2 s shows one progress line on stderr (incumbent training
         errors, bound, gap, elapsed time, nodes), rewritten in place on a terminal;

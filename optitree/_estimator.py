@@ -133,7 +133,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
                 return
         n_rows, n_cols, nnz = form.estimate_size()
         budget = None if self.memory_budget is None else int(self.memory_budget)
-        check_size(n_rows, n_cols, nnz, budget, hint=self._size_hint)
+        check_size(n_rows, n_cols, nnz, budget, hint=self._size_hint, solve_memory=form.solve_memory)
         t0 = time.perf_counter()
         spec = form.build()
         self._restrict_model(form, spec)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from numbers import Integral
 
-__all__ = ["ModelTooLargeError", "estimate_bytes", "check_size", "available_memory_bytes"]
+__all__ = ["ModelTooLargeError", "estimate_bytes", "estimate_peak_bytes", "check_size", "available_memory_bytes"]
 
 # Memory model of ``estimate_bytes``, calibrated with ``python -m experiments.bench_compiler
 # --calibrate`` (peak RSS of a fresh process building an OCT-shaped random spec with ~12
@@ -22,6 +22,22 @@ _BYTES_PER_NONZERO = 52
 _BYTES_PER_ROW = 16
 _BYTES_PER_COL = 40
 _BYTES_BASE = 32 * 2**20
+
+
+def estimate_peak_bytes(n_rows: int, n_cols: int, nnz: int, solve_memory=None) -> int:
+    """Peak memory (bytes) of building *and* solving a model of this size.
+
+    ``solve_memory = (base_bytes, bytes_per_nonzero)`` is the formulation's measured solve
+    profile (``TreeFormulation.solve_memory``, calibrated with ``python -m
+    experiments.bench_memory``: peak RSS of real HiGHS fits, presolve and root LP included);
+    the peak is the larger of the build estimate and ``base + per_nonzero * nnz``. Without a
+    profile, the build estimate alone.
+    """
+    build = estimate_bytes(n_rows, n_cols, nnz)
+    if solve_memory is None:
+        return build
+    base, per_nonzero = solve_memory
+    return int(max(build, base + per_nonzero * nnz))
 
 
 def estimate_bytes(n_rows: int, n_cols: int, nnz: int) -> int:
@@ -59,33 +75,38 @@ def available_memory_bytes() -> int:
     return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
 
 
-def check_size(n_rows, n_cols, nnz, budget_bytes=None, hint="") -> None:
-    """Refuse a model whose estimated build memory exceeds the budget.
+def check_size(n_rows, n_cols, nnz, budget_bytes=None, hint="", solve_memory=None) -> None:
+    """Refuse a model whose estimated peak memory exceeds the budget.
 
     Parameters
     ----------
     n_rows, n_cols, nnz : int
         Model size (e.g. from a formulation's ``estimate_size()``).
     budget_bytes : int or None
-        Memory budget; ``None`` = a quarter of the available memory.
+        Memory budget; ``None`` = a quarter of the available memory for the build alone,
+        three quarters when ``solve_memory`` makes the estimate cover the solve too.
     hint : str
         How to shrink the model (e.g. "use max_thresholds, fewer samples or a lower depth").
+    solve_memory : (float, float) or None
+        The formulation's solve profile (:func:`estimate_peak_bytes`).
 
     Raises
     ------
     ModelTooLargeError
-        When :func:`estimate_bytes` exceeds the budget.
+        When the estimate exceeds the budget; the message says how much, for what, and how
+        to shrink the model.
     """
     if budget_bytes is None:
-        budget_bytes = available_memory_bytes() // 4
+        budget_bytes = available_memory_bytes() * (3 if solve_memory is not None else 1) // 4
     elif not isinstance(budget_bytes, Integral | float) or budget_bytes <= 0:
         raise ValueError(f"budget_bytes must be a positive number, got {budget_bytes!r}")
-    need = estimate_bytes(n_rows, n_cols, nnz)
+    need = estimate_peak_bytes(n_rows, n_cols, nnz, solve_memory)
     if need > budget_bytes:
         advice = hint or "reduce the number of samples, features or thresholds, or the depth"
+        what = "to build and solve" if solve_memory is not None else "to build"
         raise ModelTooLargeError(
             f"model too large: {n_rows:,} rows, {n_cols:,} columns, {nnz:,} non-zeros need an "
-            f"estimated {_format_bytes(need)} to build, over the memory budget of "
+            f"estimated {_format_bytes(need)} {what}, over the memory budget of "
             f"{_format_bytes(budget_bytes)}. To shrink it: {advice}; or raise the budget "
             "(memory_budget=...)."
         )

@@ -96,7 +96,8 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     node_limit : int or None, default=None
         Branch-and-bound node limit.
     memory_budget : int or None, default=None
-        Bytes allowed to build the model (None: a quarter of available memory).
+        Bytes allowed to build and solve the model (None: three quarters of the available
+        memory; see :func:`optitree._memory.estimate_peak_bytes`).
     verbose : int or bool, default=False
         1: a fit longer than 2 s shows one progress line on stderr (incumbent objective,
         bound, gap, elapsed time, nodes); 2: the raw solver log.

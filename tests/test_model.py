@@ -254,3 +254,18 @@ def test_bad_input_raises_clear_errors(call, error, match):
     spec.add_vars("x", 2)
     with pytest.raises(error, match=match):
         call(spec)
+
+
+def test_peak_estimate_covers_the_solve_and_says_so():
+    """Issue 14 item 4: the guard's estimate includes the solve (a measured per-formulation profile)."""
+    from optitree._memory import estimate_peak_bytes
+    from optitree.formulations import FlowOCTFormulation, OCTFormulation
+
+    for form in (FlowOCTFormulation, OCTFormulation):
+        base, per_nonzero = form.solve_memory
+        assert estimate_peak_bytes(10, 10, 10**6, form.solve_memory) >= base + per_nonzero * 10**6
+        assert estimate_peak_bytes(10, 10, 10**6, form.solve_memory) >= estimate_bytes(10, 10, 10**6)
+    need = estimate_peak_bytes(1000, 1000, 10**6, FlowOCTFormulation.solve_memory)
+    with pytest.raises(ModelTooLargeError, match="to build and solve.*max_thresholds"):
+        check_size(1000, 1000, 10**6, budget_bytes=need - 1, hint="use max_thresholds",
+                   solve_memory=FlowOCTFormulation.solve_memory)

@@ -119,6 +119,9 @@ class TreeFormulation(ABC):
     """
 
     name = "base"
+    #: Peak memory of a solve, ``(base bytes, bytes per non-zero)`` (``optitree._memory.estimate_peak_bytes``);
+    #: calibrated per formulation with ``python -m experiments.bench_memory``.
+    solve_memory = (150 * 2**20, 550)
     #: A valid lower bound on the model's objective: every term (weighted errors or
     #: losses, penalties) is non-negative. The estimators report
     #: ``max(solver bound, objective_lower_bound)`` as ``result_.bound``.

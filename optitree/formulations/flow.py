@@ -101,6 +101,7 @@ class FlowOCTFormulation(TreeFormulation):
     """
 
     name = "flow"
+    solve_memory = (250 * 2**20, 550)  # measured: experiments/bench_memory.py
 
     def __init__(self, X, y, *, depth, max_thresholds: int | None = None, required_thresholds=None, **kwargs):
         super().__init__(X, y, depth=depth, **kwargs)

@@ -114,6 +114,7 @@ class ORTFormulation(OCTFormulation):
     """
 
     name = "ort"
+    solve_memory = (150 * 2**20, 260)  # measured: experiments/bench_memory.py
 
     def __init__(
         self, X, y, *, depth, leaf_model: str = "constant", loss: str = "absolute",
