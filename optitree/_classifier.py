@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from greedy import CARTClassifier
 
@@ -294,6 +294,17 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         """Class probabilities: the training class distribution of each sample's leaf."""
         X = self._validate_X_predict(X)
         return self.tree_.predict(X)
+
+    def predict_log_proba(self, X):
+        """Natural logarithm of :meth:`predict_proba` (``-inf`` for probability 0)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    @property
+    def n_classes_(self) -> int:
+        """Number of classes seen in ``fit``."""
+        check_is_fitted(self)
+        return len(self.classes_)
 
     def predict(self, X):
         """Predicted class labels."""

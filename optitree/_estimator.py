@@ -361,6 +361,12 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         self.result_ = result
 
     # ------------------------------------------------------------------ fitted tree
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Normalised total weighted impurity decrease of each feature in ``tree_`` (as scikit-learn's trees)."""
+        check_is_fitted(self)
+        return self.tree_.compute_feature_importances()
+
     def _validate_X_predict(self, X):
         check_is_fitted(self)
         return validate_data(self, X, reset=False, dtype=np.float64)

@@ -183,3 +183,22 @@ def test_flow_on_all_constant_columns_fits_a_leaf(acceleration):
     X, y = np.ones((10, 3)), np.r_[np.zeros(5), np.ones(5)]
     clf = OptimalTreeClassifier(formulation="flow", acceleration=acceleration, time_limit=None).fit(X, y)
     assert clf.tree_.node_count == 1 and clf.result_.proven_optimal
+
+
+def test_sklearn_tree_attributes_on_the_optimal_classifier():
+    """Issue 12 item 9: feature_importances_, n_classes_, predict_log_proba as on scikit-learn's trees."""
+    from sklearn.datasets import load_iris
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = load_iris(return_X_y=True)
+    clf = OptimalTreeClassifier(max_depth=1).fit(X, y)
+    stump = DecisionTreeClassifier(max_depth=1, random_state=0).fit(X, y)
+    assert clf.n_classes_ == 3
+    used = clf.tree_.feature[0]
+    expected = np.zeros(4)
+    expected[used] = 1.0
+    assert clf.feature_importances_ == pytest.approx(expected)
+    if used == stump.tree_.feature[0]:
+        assert clf.feature_importances_ == pytest.approx(stump.feature_importances_)
+    with np.errstate(divide="ignore"):
+        assert np.array_equal(clf.predict_log_proba(X), np.log(clf.predict_proba(X)))
