@@ -147,6 +147,16 @@ def _correlation_sum(w, sy, syy, sx, sxx, sxy):
     return np.clip(rho, -1.0, 1.0)
 
 
+def _finite_features(X, who: str) -> np.ndarray:
+    """``X`` as float64 for a criterion that fits on the features; ValueError without X or with NaN."""
+    if X is None:
+        raise ValueError(f"{who} needs the training features X")
+    X = np.asarray(X, dtype=np.float64)
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{who} needs X without missing (NaN) values")
+    return X
+
+
 @register_criterion
 class Correlation(AdditiveCriterion):
     """Regression criterion ``1 - |mean_j rho_j|`` (see the module docstring); leaves predict the mean.
@@ -161,11 +171,7 @@ class Correlation(AdditiveCriterion):
 
     def __init__(self, y, sample_weight, n_classes=None, X=None):
         super().__init__(np.asarray(y, dtype=np.float64), sample_weight, n_classes, X)
-        if X is None:
-            raise ValueError("the correlation criterion needs the training features X")
-        X = np.asarray(X, dtype=np.float64)
-        if not np.all(np.isfinite(X)):
-            raise ValueError("the correlation criterion needs X without missing (NaN) values")
+        X = _finite_features(X, "the correlation criterion")
         self.scale = target_scale(self.y)  # exact power of two: sums of y'² cannot overflow
         scaled = self.y / self.scale
         self.offset = float(np.average(scaled, weights=self.sample_weight))
@@ -240,12 +246,7 @@ class LinearSquaredError(AdditiveCriterion):
 
     def __init__(self, y, sample_weight, n_classes=None, X=None):
         super().__init__(np.asarray(y, dtype=np.float64), sample_weight, n_classes, X)
-        if X is None:
-            raise ValueError("the linear_squared_error criterion needs the training features X")
-        X = np.asarray(X, dtype=np.float64)
-        if not np.all(np.isfinite(X)):
-            raise ValueError("the linear_squared_error criterion (the default with leaf_model='linear') needs X "
-                             "without missing (NaN) values")
+        X = _finite_features(X, "the linear_squared_error criterion (the default with leaf_model='linear')")
         check_target_range(self.y, sample_weight, self.name, 2)
         self.scale = target_scale(self.y)
         Z = np.column_stack([X, self.y / self.scale])
