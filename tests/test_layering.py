@@ -78,3 +78,14 @@ def test_experiments_modules_have_no_import_cycle():
 
     cycles = [c for name in sorted(graph) if (c := cycle_from(name, []))]
     assert cycles == []
+
+
+def test_exact_engine_depends_on_numpy_numba_and_greedy_only():
+    """optitree.exact is a component of its own: no solver, no Pyomo, no other optitree module."""
+    stdlib = {"__future__", "collections", "dataclasses", "math", "numbers", "time", "typing"}
+    allowed = {"numpy", "numba", "greedy"} | stdlib
+    for path in (ROOT / "optitree" / "exact").rglob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        relative_up = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 1]
+        assert not relative_up, path  # nothing from optitree outside exact/
+        assert imported_top_modules(path) <= allowed, (path, imported_top_modules(path) - allowed)
