@@ -126,10 +126,12 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             share = None if options.time_limit is None else fraction * options.time_limit
             engine = stage.solve(data, form, max_depth=int(self.max_depth),
                                  min_samples_leaf=int(self.min_samples_leaf), time_limit=share)
-            if self.solver == "dp" or (
-                "proof" in stage.stages and engine.status == "optimal" and self.constraints is None
-            ):
-                self._set_engine_result(form, stage, engine, X, y, sample_weight, options)
+            if self.solver == "dp" or ("proof" in stage.stages and self.constraints is None and (
+                engine.status == "optimal" or engine.status == "time_limit" and options.time_limit is not None
+            )):
+                # without user constraints a MIP after an engine stopped by the clock (90 % of the limit
+                # spent) would overrun time_limit for nothing: the engine's best (or the start) is returned
+                self._set_engine_result(form, stage, engine, X, y, sample_weight, options, fallback=given)
                 return
         n_rows, n_cols, nnz = form.estimate_size()
         budget = None if self.memory_budget is None else int(self.memory_budget)
@@ -316,13 +318,20 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             acceleration=stage.to_dict(),
         )
 
-    def _set_engine_result(self, form, stage, engine, X, y, sample_weight, options):
-        """``tree_``/``result_`` from the engine alone: its certificate, or its best tree and bound."""
+    def _set_engine_result(self, form, stage, engine, X, y, sample_weight, options, fallback=(None, None)):
+        """``tree_``/``result_`` from the engine alone: its certificate, or its best tree and bound.
+
+        ``fallback`` (tree, source), the start as given: returned instead of an unproven engine
+        tree that is worse on the training data (never worse than CART or the user's start).
+        """
         tree = self._engine_tree(engine, X, y, sample_weight)
         objective = form.objective_of_tree(tree)
         scale = model_units(form)
         proven = engine.status == "optimal"
         bound = objective if proven else min(engine.bound * scale, objective)
+        if not proven and fallback[0] is not None and form.objective_of_tree(fallback[0]) < objective:
+            tree, objective = fallback[0], form.objective_of_tree(fallback[0])
+            stage.engine["returned"] = fallback[1]
         if proven:
             stage.certificate = "engine"
         trace = [{"time": t, "incumbent": inc * scale, "bound": b * scale, "gap": relative_gap(inc * scale, b * scale),

@@ -202,3 +202,20 @@ def test_sklearn_tree_attributes_on_the_optimal_classifier():
         assert clf.feature_importances_ == pytest.approx(stump.feature_importances_)
     with np.errstate(divide="ignore"):
         assert np.array_equal(clf.predict_log_proba(X), np.log(clf.predict_proba(X)))
+
+
+def test_engine_stopped_by_the_clock_returns_its_best_or_the_start_without_a_mip():
+    """No user constraints and the engine out of time: no MIP is built (it would overrun time_limit);
+    the tree is the better of the engine's incumbent and CART, and nothing claims optimality."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    cart = CARTClassifier(max_depth=3, random_state=0).fit(X, y)
+    clf = OptimalTreeClassifier(max_depth=3, time_limit=0.2).fit(X, y)
+    r = clf.result_
+    if r.proven_optimal:  # a very fast machine: then it is the certified optimum
+        assert errors(clf, X, y) == 9
+    else:
+        assert r.status == "time_limit" and r.solver == "exact" and r.n_rows == 0
+        assert r.bound <= r.objective
+    assert clf.score(X, y) >= cart.score(X, y)
