@@ -32,8 +32,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import exact
+from ._certificate import verify_certificate
+from ._warmstart import solution_violation
+from .formulations import InfeasibleStartError
+from .solvers import SolveResult, relative_gap
 
-__all__ = ["STAGES", "parse_acceleration", "ExactStage", "model_units", "root_bound_row", "restrict_features"]
+__all__ = ["STAGES", "parse_acceleration", "ExactStage", "ExactStageMixin", "model_units", "root_bound_row",
+           "restrict_features"]
 
 #: Stages of the acceleration, each can be switched off (``acceleration="start+rows"`` ...).
 STAGES = ("start", "proof", "rows", "screening")
@@ -205,3 +210,127 @@ def restrict_features(form, spec, allowed) -> int:
     for name in blocks:
         spec.var_blocks[name].ub[banned.ravel()] = 0.0
     return int(banned.sum())
+
+
+class ExactStageMixin:
+    """The engine's part of an optimal estimator's fit: its start, its root bounds, its certificates.
+
+    ``_OptimalTreeBase._solve`` calls these hooks; an estimator enables the engine by returning an
+    :class:`ExactStage` from :meth:`_exact_stage` (the classifier does, for axis-aligned splits).
+    """
+
+    def _exact_stage(self, form):
+        """The :class:`~optitree._acceleration.ExactStage` of this fit, or None (no engine)."""
+        return None
+
+    def _engine_tree(self, engine, X, y, sample_weight):
+        """The engine's tree with node statistics over all training rows (the formulation's classes)."""
+        return engine.tree.fill_statistics(X, y, sample_weight, n_classes=int(y.max()) + 1)
+
+    def _better_start(self, form, spec, current, engine_tree, notes):
+        """``current`` (tree, sparse start, source) or the engine's tree, whichever feasible one is better."""
+        tree, note = form.prepare_start(engine_tree)
+        try:
+            x0 = form.start_vector(tree)
+        except InfeasibleStartError as exc:
+            notes.append(f"engine start not used: {exc}")
+            return current
+        why = solution_violation(spec, x0)
+        if why is not None:
+            notes.append(f"engine start not used: it violates the model ({why})")
+            return current
+        if current[0] is not None and form.objective_of_tree(current[0]) <= form.objective_of_tree(tree):
+            return current
+        if note:
+            notes.append(f"engine start: {note}")
+        return tree, form.discrete_start(x0), "exact"
+
+    def _root_bounds(self, form, spec, stage, data, start_tree, start_objective, options, fit_start):
+        """Root bound row and screening (FlowOCT), with the engine's bounds under the remaining budget."""
+        share = None
+        if options.time_limit is not None:
+            share = max(0.25 * (options.time_limit - (time.perf_counter() - fit_start)), 0.01 * options.time_limit)
+        incumbent = start_objective if "screening" in stage.stages else None
+        bounds = stage.root_bounds(data, form, depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf),
+                                   cutoff=incumbent, time_limit=share)
+        root = None
+        if start_tree is not None and not start_tree.is_leaf[0]:
+            root = (int(start_tree.feature[0]), float(start_tree.threshold[0]))
+        return root_bound_row(form, spec, bounds, incumbent=incumbent, incumbent_root=root,
+                              screening="screening" in stage.stages, add_row="rows" in stage.stages)
+
+    def _apply_engine_bounds(self, result, stage, notes):
+        """Raise ``result.bound`` to the engine's global bounds (valid under any added constraint)."""
+        known = [b for b in ((stage.engine or {}).get("bound"), (stage.bounds or {}).get("bound")) if b is not None]
+        if known and (result.bound is None or max(known) > result.bound):
+            result.apply_lower_bound(max(known))
+            notes.append(f"bound raised to the exact engine's {max(known):.10g}")
+        if result.objective is not None and result.bound is not None and not result.proven_optimal and (
+            result.objective - result.bound <= 1e-9 * max(1.0, abs(result.objective))
+        ):
+            result.termination, result.proven_optimal = "optimal", True
+            stage.certificate = stage.certificate or "engine bound"
+            notes.append("proven optimal: the incumbent meets the exact engine's bound")
+
+    def _certified_result(self, form, stage, *, objective, bound, proven, solve_time, trace, source, options,
+                          spec=None, build_time=0.0):
+        """A :class:`SolveResult` for a fit certified (or ended) without a MIP solve."""
+        from ._provenance import package_versions
+
+        sizes = (0, 0, 0, 0) if spec is None else (spec.n_rows, spec.n_cols, spec.nnz, spec.n_integer)
+        return SolveResult(
+            termination="optimal" if proven else "time_limit", has_solution=True, objective=objective,
+            bound=bound, gap=relative_gap(objective, bound), proven_optimal=proven, nodes=0,
+            build_time=build_time, solve_time=solve_time, n_rows=sizes[0], n_cols=sizes[1], n_nonzeros=sizes[2],
+            n_integer=sizes[3], solver="exact" if spec is None else self.solver,
+            versions=package_versions(("numpy", "numba", "optitree")), options=dict(vars(options)),
+            start_source=source, start_objective=None, start_accepted=None, trace=trace,
+            acceleration=stage.to_dict(),
+        )
+
+    def _set_engine_result(self, form, stage, engine, X, y, sample_weight, options, fallback=(None, None)):
+        """``tree_``/``result_`` from the engine alone: its certificate, or its best tree and bound.
+
+        ``fallback`` (tree, source), the start as given: returned instead of an unproven engine
+        tree that is worse on the training data (never worse than CART or the user's start).
+        """
+        tree = self._engine_tree(engine, X, y, sample_weight)
+        objective = form.objective_of_tree(tree)
+        scale = model_units(form)
+        proven = engine.status == "optimal"
+        bound = objective if proven else min(engine.bound * scale, objective)
+        if not proven and fallback[0] is not None and form.objective_of_tree(fallback[0]) < objective:
+            tree, objective = fallback[0], form.objective_of_tree(fallback[0])
+            stage.engine["returned"] = fallback[1]
+        if proven:
+            stage.certificate = "engine"
+        trace = [{"time": t, "incumbent": inc * scale, "bound": b * scale, "gap": relative_gap(inc * scale, b * scale),
+                  "nodes": None, "event": "progress"} for t, inc, b in engine.trace]
+        result = self._certified_result(form, stage, objective=objective, bound=bound, proven=proven,
+                                        solve_time=engine.time, trace=trace, source="exact", options=options)
+        check = verify_certificate(result, engine.objective * scale, rel_gap=float(self.rel_gap), exact=True)
+        notes = [check] if check else []
+        if not result.proven_optimal:
+            stage.certificate = None
+            result.acceleration = stage.to_dict()
+        notes += ["certificate: the exact engine (optitree.exact) proved this tree optimal; no MIP was solved"
+                  if result.proven_optimal else f"not proven optimal by the exact engine ({engine.status})"]
+        self.tree_ = tree
+        self.init_tree_ = None
+        self._set_result(result, notes + self._solve_notes())
+
+    def _set_bounds_result(self, form, stage, tree, objective, source, options, spec, notes, build_time):
+        """``tree_``/``result_`` when the root bounds prove the start optimal: no MIP is solved."""
+        stage.certificate = "bounds"
+        solve_time = sum(stage.times.values())
+        trace = [{"time": solve_time, "incumbent": objective, "bound": objective, "gap": 0.0, "nodes": 0,
+                  "event": "final"}]
+        result = self._certified_result(form, stage, objective=objective, bound=objective, proven=True,
+                                        solve_time=solve_time, trace=trace, source=source, options=options,
+                                        spec=spec, build_time=build_time)
+        result.start_objective, result.start_accepted = objective, True
+        notes.append("certificate: no root split's exact bound beats the start (optitree.exact.split_bounds); "
+                     "no MIP was solved")
+        self.tree_ = tree
+        self.init_tree_ = tree
+        self._set_result(result, notes + self._solve_notes())

@@ -2,7 +2,6 @@
 worker death, signals and the parent's death (fault injection, mostly through subprocesses)."""
 
 import errno
-import hashlib
 import json
 import os
 import signal
