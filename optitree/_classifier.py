@@ -250,7 +250,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
         if classes.size < 2:
-            raise ValueError(f"{type(self).__name__} needs at least 2 classes in y, got 1 class ({classes[0]!r})")
+            raise ValueError(f"{type(self).__name__} needs at least 2 classes in y, got 1 class ({classes.tolist()[0]!r})")
         self._solve(X, y_enc, sample_weight)
         self.classes_ = classes
         return self
