@@ -37,11 +37,11 @@ from ._warmstart import solution_violation
 from .formulations import InfeasibleStartError
 from .solvers import SolveResult, relative_gap
 
-__all__ = ["STAGES", "parse_acceleration", "ExactStage", "ExactStageMixin", "model_units", "root_bound_row",
-           "restrict_features"]
+__all__ = ["STAGES", "parse_acceleration", "ExactStage", "ExactStageMixin", "model_units", "candidate_bounds",
+           "root_bound_row", "restrict_features"]
 
 #: Stages of the acceleration, each can be switched off (``acceleration="start+rows"`` ...).
-STAGES = ("start", "proof", "rows", "screening")
+STAGES = ("start", "proof", "rows", "screening", "decompose")
 
 _TOL = 1e-9
 
@@ -82,6 +82,9 @@ class ExactStage:
         The engine's solve: status, objective and bound (model units), time (s).
     bounds : dict or None
         Root bounds: candidates, exact ones, candidates screened, bound (model units), time.
+    decomposition : dict or None
+        Root-split decomposition (:mod:`optitree._decomposition`): candidates, sub-MIPs
+        solved, candidates infeasible by the activity test, pruned by their bound, time.
     certificate : str or None
         ``"engine"`` (the engine proved the tree optimal: no MIP) or ``"bounds"`` (the root
         bounds proved the incumbent optimal: no MIP), else None.
@@ -91,12 +94,13 @@ class ExactStage:
     allowed: np.ndarray | None = None
     engine: dict | None = None
     bounds: dict | None = None
+    decomposition: dict | None = None
     certificate: str | None = None
     times: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"stages": sorted(self.stages), "engine": self.engine, "bounds": self.bounds,
-                "certificate": self.certificate, "times": self.times}
+                "decomposition": self.decomposition, "certificate": self.certificate, "times": self.times}
 
     # ------------------------------------------------------------------ engine solve
     def solve(self, data, form, *, max_depth, min_samples_leaf, time_limit):
@@ -124,6 +128,34 @@ class ExactStage:
         return bounds
 
 
+def candidate_bounds(form, bounds):
+    """The engine's bound on a tree rooted at each FlowOCT root column (model units).
+
+    Returns
+    -------
+    lower : float array (F_b,)
+        ``alpha + L(c)`` for binarized feature ``c`` (exact ``(feature, threshold)`` match
+        with the engine's candidate), 0 without a match.
+    matched, exact : bool arrays (F_b,)
+        Whether the engine has a bound for it, and whether that bound is the optimum.
+    leaf : float
+        Cost of a root leaf.
+    """
+    units = model_units(form)
+    n_cand = form.threshold_value.size
+    lower = np.zeros(n_cand)
+    matched = np.zeros(n_cand, bool)
+    exact_bound = np.zeros(n_cand, bool)
+    key = {(int(f), float(t)): k for k, (f, t) in enumerate(zip(bounds.feature, bounds.threshold))}
+    for q, (f, t) in enumerate(zip(form.threshold_feature, form.threshold_value)):
+        k = key.get((int(f), float(t)))
+        if k is not None:
+            matched[q] = True
+            exact_bound[q] = bounds.exact[k]
+            lower[q] = (form.alpha / units + bounds.left_bound[k] + bounds.right_bound[k]) * units
+    return lower, matched, exact_bound, bounds.leaf_cost * units
+
+
 def root_bound_row(form, spec, bounds, *, incumbent=None, incumbent_root=None, screening=True,
                    add_row=True) -> dict:
     """Add the root bound row to a FlowOCT ``spec`` and screen candidates (module docstring).
@@ -149,22 +181,10 @@ def root_bound_row(form, spec, bounds, *, incumbent=None, incumbent_root=None, s
         ``candidates``, ``matched`` (with an engine bound), ``exact``, ``screened``,
         ``bound`` (the least cost of any tree, model units) and ``proves_incumbent``.
     """
-    units = model_units(form)
     b_root = np.asarray(form.vars["b"])[0]
     p_root = int(np.asarray(form.vars["p"])[0])
     n_cand = b_root.size
-    # engine bound of every binarized feature: exact (feature, threshold) match
-    lower = np.zeros(n_cand)
-    matched = np.zeros(n_cand, bool)
-    exact_bound = np.zeros(n_cand, bool)
-    key = {(int(f), float(t)): k for k, (f, t) in enumerate(zip(bounds.feature, bounds.threshold))}
-    for q, (f, t) in enumerate(zip(form.threshold_feature, form.threshold_value)):
-        k = key.get((int(f), float(t)))
-        if k is not None:
-            matched[q] = True
-            exact_bound[q] = bounds.exact[k]
-            lower[q] = (form.alpha / units + bounds.left_bound[k] + bounds.right_bound[k]) * units
-    leaf = bounds.leaf_cost * units
+    lower, matched, exact_bound, leaf = candidate_bounds(form, bounds)
     if add_row:
         cost, _, _, _ = spec.column_arrays()
         cols = np.flatnonzero(cost)
@@ -256,8 +276,37 @@ class ExactStageMixin:
         root = None
         if start_tree is not None and not start_tree.is_leaf[0]:
             root = (int(start_tree.feature[0]), float(start_tree.threshold[0]))
-        return root_bound_row(form, spec, bounds, incumbent=incumbent, incumbent_root=root,
+        info = root_bound_row(form, spec, bounds, incumbent=incumbent, incumbent_root=root,
                               screening="screening" in stage.stages, add_row="rows" in stage.stages)
+        lower, _, _, leaf = candidate_bounds(form, bounds)
+        return info, (lower, leaf)
+
+    def _decomposes(self, stage, form) -> bool:
+        """Root-split decomposition: the stage is on, FlowOCT, and user rows the engine cannot see."""
+        return stage is not None and "decompose" in stage.stages and form.name == "flow" and (
+            self.constraints is not None)
+
+    def _decompose(self, form, spec, stage, root_lower, start, options):
+        """Solve ``spec`` by :func:`optitree._decomposition.decompose`; ``start`` = (sparse start, source, objective).
+
+        Returns ``(result, x)`` as a backend's ``solve``; the start serves as the incumbent
+        (its own sub-MIP only looks for better trees), and ``stage.decomposition`` records
+        the candidates solved, found infeasible and pruned.
+        """
+        from ._decomposition import decompose, objective_granularity, root_candidates
+
+        columns, bounds = root_candidates(form, spec, *root_lower)
+        x0, source, objective = start
+        result, x, info = decompose(spec, columns, bounds, solver=self.solver, options=options,
+                                    incumbent=None if x0 is None else objective,
+                                    granularity=objective_granularity(form), on_event=self._progress(form))
+        stage.decomposition = info
+        stage.times["decompose"] = info["time"]
+        if result.proven_optimal:
+            stage.certificate = "decomposition"
+        result.start_source, result.start_objective = source, objective
+        result.start_accepted = None if x0 is None else True
+        return result, x
 
     def _apply_engine_bounds(self, result, stage, notes):
         """Raise ``result.bound`` to the engine's global bounds (valid under any added constraint)."""

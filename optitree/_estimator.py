@@ -151,8 +151,9 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
                 form, spec, (start_tree, start, source), self._engine_tree(engine, X, y, sample_weight), notes)
         start_objective = None if start_tree is None else form.objective_of_tree(start_tree)
         bound_info = None
-        if stage is not None and {"rows", "screening"} & stage.stages and form.name == "flow":
-            bound_info = self._root_bounds(form, spec, stage, data, start_tree, start_objective, options, fit_start)
+        if stage is not None and {"rows", "screening", "decompose"} & stage.stages and form.name == "flow":
+            bound_info, root_lower = self._root_bounds(form, spec, stage, data, start_tree, start_objective,
+                                                       options, fit_start)
             stage.bounds = bound_info
             if bound_info["proves_incumbent"]:
                 self._set_bounds_result(form, stage, start_tree, start_objective, source, options, spec, notes,
@@ -161,9 +162,12 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         if options.time_limit is not None:  # the engine's time counts against the limit
             elapsed = time.perf_counter() - fit_start - build_time
             options.time_limit = max(options.time_limit - elapsed, 0.05 * options.time_limit)
-        backend = make_backend(self.solver, spec)
-        backend.set_start(start, source=source, objective=start_objective)
-        result, x = backend.solve(options, self._progress(form))
+        if self._decomposes(stage, form):
+            result, x = self._decompose(form, spec, stage, root_lower, (start, source, start_objective), options)
+        else:
+            backend = make_backend(self.solver, spec)
+            backend.set_start(start, source=source, objective=start_objective)
+            result, x = backend.solve(options, self._progress(form))
         result.build_time += build_time
         if start is None and source is not None:
             result.start_source, result.start_objective = source, start_objective
