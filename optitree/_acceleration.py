@@ -82,6 +82,8 @@ class ExactStage:
         The engine's solve: status, objective and bound (model units), time (s).
     bounds : dict or None
         Root bounds: candidates, exact ones, candidates screened, bound (model units), time.
+    implied : dict or None
+        Node-feature pairs the user rows forbid, added to ``allowed`` (:meth:`ExactStageMixin._implied_restrictions`).
     decomposition : dict or None
         Root-split decomposition (:mod:`optitree._decomposition`): candidates, sub-MIPs
         solved, candidates infeasible by the activity test, pruned by their bound, time.
@@ -95,12 +97,13 @@ class ExactStage:
     engine: dict | None = None
     bounds: dict | None = None
     decomposition: dict | None = None
+    implied: dict | None = None
     certificate: str | None = None
     times: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"stages": sorted(self.stages), "engine": self.engine, "bounds": self.bounds,
-                "decomposition": self.decomposition, "certificate": self.certificate, "times": self.times}
+                "decomposition": self.decomposition, "implied": self.implied, "certificate": self.certificate, "times": self.times}
 
     # ------------------------------------------------------------------ engine solve
     def solve(self, data, form, *, max_depth, min_samples_leaf, time_limit):
@@ -185,6 +188,7 @@ def root_bound_row(form, spec, bounds, *, incumbent=None, incumbent_root=None, s
     p_root = int(np.asarray(form.vars["p"])[0])
     n_cand = b_root.size
     lower, matched, exact_bound, leaf = candidate_bounds(form, bounds)
+    open_root = spec.var_blocks["b"].ub[:n_cand] > 0.5  # before screening: screened ones still bound the optimum
     if add_row:
         cost, _, _, _ = spec.column_arrays()
         cols = np.flatnonzero(cost)
@@ -201,15 +205,74 @@ def root_bound_row(form, spec, bounds, *, incumbent=None, incumbent_root=None, s
             f, t = incumbent_root
             screened &= ~((form.threshold_feature == f) & (form.threshold_value == t))
         spec.var_blocks["b"].ub[np.flatnonzero(screened)] = 0.0  # block "b" row 0 is the root
-    # a candidate without an engine bound could cost as little as 0
-    least = min(leaf, float(np.where(matched, lower, 0.0).min())) if n_cand else leaf
+    # a candidate without an engine bound could cost as little as 0; one fixed to 0 is no candidate
+    least = min(leaf, float(np.where(matched, lower, 0.0)[open_root].min(initial=np.inf)))
     proves = bool(
-        incumbent is not None and bounds.complete and matched.all()
+        incumbent is not None and bounds.complete and matched[open_root].all()
         and least >= incumbent - _TOL * max(1.0, abs(incumbent))
     )
     return {"candidates": int(n_cand), "matched": int(matched.sum()), "exact": int(exact_bound.sum()),
             "screened": int(screened.sum()), "bound": float(least), "proves_incumbent": proves,
             "time": float(bounds.time)}
+
+
+def subtree_mask(allowed, node, depth):
+    """Rows of a heap-ordered node mask ``(2**depth - 1, p)`` for the subtree of heap ``node``, in its own heap order."""
+    if allowed is None:
+        return None
+    rows = []
+    for level in range(depth - int(np.log2(node))):
+        first = node * 2**level
+        rows.extend(range(first - 1, first - 1 + 2**level))
+    return allowed[rows]
+
+
+def child_bound_row(form, data, allowed, root_feature, root_threshold, *, time_limit=None):
+    """A bound row for the sub-MIP with the root split fixed: the engine's bounds on both children.
+
+    With the root fixed to ``(f, t)``, every tree costs ``alpha`` plus the costs of the two
+    child subtrees; the child at heap node ``h`` (2 or 3, sample set ``S_h``) either predicts
+    (``p[h] = 1``, cost ``leaf_h``) or splits on one binarized feature ``q`` (``b[h, q] = 1``,
+    cost ``\ge alpha + L_h(q)`` by :func:`optitree.exact.split_bounds` on ``S_h``). Hence
+
+    .. math:: \sum_j cost_j x_j + offset - \sum_{h \in \{2,3\}} \Big(\sum_q
+              (\alpha + L_h(q))\, b_{hq} + leaf_h\, p_h\Big) \ge \alpha,
+
+    valid under any added constraint. A column ``q`` is matched to the engine candidate of
+    the same feature sending the same rows of ``S_h`` left; an unmatched one (a threshold
+    that does not split ``S_h``, or a split the engine excludes) gets the child's overall
+    bound ``min(leaf_h, min_q (\alpha + L_h(q)))``, which bounds any subtree of the child.
+
+    Returns
+    -------
+    (cols, vals, lb) : the row ``Σ vals·x ≥ lb`` over the model's columns (add ``cost`` and
+        ``offset`` outside), or None when a child is empty (the split is trivial).
+    """
+    units = model_units(form)
+    b = np.asarray(form.vars["b"])
+    p = np.asarray(form.vars["p"])
+    go_left = data.X[:, root_feature] <= root_threshold
+    cols, vals = [], []
+    for h, rows in ((2, go_left), (3, ~go_left)):
+        if not rows.any():
+            return None
+        sub = subtree_mask(allowed, h, form.depth)
+        bounds = exact.split_bounds(data, depth=form.depth - 1, samples=rows, alpha=form.alpha / units,
+                                    min_samples_leaf=form.min_samples_leaf, allowed_features=sub,
+                                    time_limit=time_limit)
+        lower = (form.alpha / units + bounds.left_bound + bounds.right_bound) * units
+        leaf = bounds.leaf_cost * units
+        overall = min(leaf, float(lower.min(initial=np.inf)))
+        key = {(int(f), int(n)): k for k, (f, n) in enumerate(zip(bounds.feature, bounds.n_left))}
+        n_left = np.empty(form.n_thresholds, np.intp)
+        for f in np.unique(form.threshold_feature):
+            on = form.threshold_feature == f
+            n_left[on] = np.searchsorted(np.sort(data.X[rows, f]), form.threshold_value[on], side="right")
+        ks = [key.get((int(f), int(n))) for f, n in zip(form.threshold_feature, n_left)]
+        col_bound = np.array([overall if k is None else lower[k] for k in ks])
+        cols += [b[h - 1], [p[h - 1]]]
+        vals += [-col_bound, [-leaf]]
+    return np.concatenate(cols).astype(np.intp), np.concatenate(vals), form.alpha
 
 
 def restrict_features(form, spec, allowed) -> int:
@@ -281,12 +344,43 @@ class ExactStageMixin:
         lower, _, _, leaf = candidate_bounds(form, bounds)
         return info, (lower, leaf)
 
+    def _implied_restrictions(self, form, spec, stage):
+        """Narrow ``stage.allowed`` to the splits the user rows leave possible (FlowOCT).
+
+        Feature ``f`` is dropped at node ``n`` when every column ``b[n, (f, ·)]`` is fixed to 0
+        or cannot be 1 by :func:`optitree._decomposition.infeasible_fixings`: no feasible tree
+        splits ``n`` on ``f``, so the engine's optimum over the remaining trees is still a
+        lower bound under the user rows, and its bounds and start get as tight as the
+        restriction makes them (a forbidden feature written in Pyomo costs what
+        ``allowed_features`` does).
+        """
+        if form.name != "flow" or not form.n_thresholds:
+            return
+        from ._decomposition import infeasible_fixings
+
+        b = np.asarray(form.vars["b"])
+        p = np.asarray(form.vars["p"])[: b.shape[0]]
+        flagged = infeasible_fixings(spec, np.c_[b, p])[:, :-1]
+        spec.var_blocks["b"].ub[flagged.ravel()] = 0.0  # block "b" is (B, F_b) in heap order
+        _, _, ub, _ = spec.column_arrays()
+        open_split = ub[b] > 0.5  # (B, F_b)
+        possible = np.zeros((b.shape[0], form.n_features), bool)
+        for n in range(b.shape[0]):
+            possible[n, np.unique(form.threshold_feature[open_split[n]])] = True
+        constant = np.bincount(form.threshold_feature, minlength=form.n_features) == 0
+        possible[:, constant] = True  # no column to judge by; the engine never splits on them
+        allowed = possible if stage.allowed is None else stage.allowed & possible
+        removed = int((~allowed).sum()) - (0 if stage.allowed is None else int((~stage.allowed).sum()))
+        if removed:
+            stage.allowed = allowed
+            stage.implied = {"features_removed": removed}
+
     def _decomposes(self, stage, form) -> bool:
         """Root-split decomposition: the stage is on, FlowOCT, and user rows the engine cannot see."""
         return stage is not None and "decompose" in stage.stages and form.name == "flow" and (
             self.constraints is not None)
 
-    def _decompose(self, form, spec, stage, root_lower, start, options):
+    def _decompose(self, form, spec, stage, data, root_lower, start, options):
         """Solve ``spec`` by :func:`optitree._decomposition.decompose`; ``start`` = (sparse start, source, objective).
 
         Returns ``(result, x)`` as a backend's ``solve``; the start serves as the incumbent
@@ -297,9 +391,19 @@ class ExactStageMixin:
 
         columns, bounds = root_candidates(form, spec, *root_lower)
         x0, source, objective = start
+        b_root = np.asarray(form.vars["b"])[0]
+
+        def children(column):
+            q = column - int(b_root[0])
+            if form.depth < 2 or not 0 <= q < b_root.size:
+                return None
+            return child_bound_row(form, data, stage.allowed, int(form.threshold_feature[q]),
+                                   float(form.threshold_value[q]))
+
         result, x, info = decompose(spec, columns, bounds, solver=self.solver, options=options,
                                     incumbent=None if x0 is None else objective,
-                                    granularity=objective_granularity(form), on_event=self._progress(form))
+                                    granularity=objective_granularity(form), candidate_row=children,
+                                    on_event=self._progress(form))
         stage.decomposition = info
         stage.times["decompose"] = info["time"]
         if result.proven_optimal:

@@ -82,41 +82,78 @@ def root_candidates(form, spec, lower, leaf):
     return columns[keep][order], bounds[keep][order]
 
 
-def infeasible_fixings(spec, columns, max_entries=10**7) -> np.ndarray:
-    """Which of the root ``columns`` cannot be 1: a user row is violated at the column bounds.
+def infeasible_fixings(spec, groups) -> np.ndarray:
+    """Which columns of each exclusive group cannot be 1: a user row is violated at the column bounds.
 
-    Fixing root column ``c`` to 1 fixes the other root columns to 0 (FlowOCT's root path
-    row ``Σ_q b[root,q] + p[root] = 1``). For each user row ``r`` (blocks
-    ``user_constraints*``) with coefficients ``a`` the activity then lies in
-    ``[m_r + a_{rc}, M_r + a_{rc}]``, ``m_r``/``M_r`` the least/greatest activity of the
-    non-root columns over their bounds; outside ``[lb_r, ub_r]`` the sub-MIP of ``c`` is
-    infeasible. A sound test (never flags a feasible fixing); rows x candidates above
-    ``max_entries`` are not tested.
+    Parameters
+    ----------
+    spec : ModelSpec
+    groups : int array (G, m)
+        Column groups of which at most one is 1 (FlowOCT's node ``n``: ``b[n, :]`` and
+        ``p[n]``, by its path row), so fixing one to 1 fixes the rest of its group to 0.
+
+    Returns
+    -------
+    bool array (G, m)
+
+    Notes
+    -----
+    For a user row ``r`` (blocks ``user_constraints*``) with coefficients ``a``, let
+    ``m_{rg}``/``M_{rg}`` be its least/greatest activity over the column bounds of the
+    columns outside group ``g``. With column ``j`` of ``g`` fixed to 1 the activity lies in
+    ``[m_{rg} + a_{rj}, M_{rg} + a_{rj}]``; outside ``[lb_r, ub_r]`` (beyond a 1e-6 relative
+    slack) no solution has ``x_j = 1``. A sound single-row test: it never flags a feasible
+    fixing. Rows with an unbounded contribution are not tested.
     """
-    flagged = np.zeros(len(columns), bool)
-    blocks = [b for name, b in spec.row_blocks.items() if name.startswith("user_constraints")]
-    n_rows = sum(b.n_rows for b in blocks)
-    if not blocks or not len(columns) or n_rows * len(columns) > max_entries:
-        return flagged
     import scipy.sparse as sp
 
+    groups = np.atleast_2d(np.asarray(groups, np.intp))
+    n_groups, m = groups.shape
+    flagged = np.zeros(groups.shape, bool)
+    blocks = [b for name, b in spec.row_blocks.items() if name.startswith("user_constraints")]
+    if not blocks or not groups.size:
+        return flagged
     A = sp.vstack([sp.csr_array((b.data, b.indices, b.indptr), shape=(b.n_rows, spec.n_cols)) for b in blocks])
-    A = sp.csc_array(A)
+    A = sp.coo_array(A)
+    r, j, a = A.row.astype(np.intp), A.col.astype(np.intp), A.data
+    n_rows = A.shape[0]
     row_lb = np.concatenate([b.lb for b in blocks])
     row_ub = np.concatenate([b.ub for b in blocks])
     _, col_lb, col_ub, _ = spec.column_arrays()
-    rest = np.ones(spec.n_cols, bool)
-    rest[columns] = False
-    Ar = A[:, np.flatnonzero(rest)]
-    pos, neg = Ar.maximum(0), Ar.minimum(0)
-    lo, hi = col_lb[rest], col_ub[rest]
-    with np.errstate(invalid="ignore"):  # 0 * inf: a coefficient-free side contributes 0
-        least = np.nan_to_num(pos @ lo + neg @ hi, nan=0.0)
-        most = np.nan_to_num(pos @ hi + neg @ lo, nan=0.0)
-    coef = A[:, np.asarray(columns)].toarray()  # (rows, candidates)
-    slack = _FEAS * np.maximum(1.0, np.abs(np.c_[row_lb, row_ub]).min(axis=1, initial=np.inf))[:, None]
-    flagged = ((least[:, None] + coef > row_ub[:, None] + slack)
-               | (most[:, None] + coef < row_lb[:, None] - slack)).any(axis=0)
+    with np.errstate(invalid="ignore"):
+        low = np.minimum(a * col_lb[j], a * col_ub[j])
+        high = np.maximum(a * col_lb[j], a * col_ub[j])
+    least = np.bincount(r, np.where(np.isfinite(low), low, 0.0), n_rows)
+    most = np.bincount(r, np.where(np.isfinite(high), high, 0.0), n_rows)
+    least[np.bincount(r, ~np.isfinite(low), n_rows) > 0] = -np.inf
+    most[np.bincount(r, ~np.isfinite(high), n_rows) > 0] = np.inf
+    slack = _FEAS * np.maximum(1.0, np.minimum(np.abs(np.where(np.isfinite(row_lb), row_lb, 0.0)),
+                                                  np.abs(np.where(np.isfinite(row_ub), row_ub, 0.0))))
+    group_of = np.full(spec.n_cols, -1)
+    slot_of = np.full(spec.n_cols, -1)
+    group_of[groups.ravel()] = np.repeat(np.arange(n_groups), m)
+    slot_of[groups.ravel()] = np.tile(np.arange(m), n_groups)
+    inside = group_of[j] >= 0
+    ri, gi, si, ai = r[inside], group_of[j[inside]], slot_of[j[inside]], a[inside]
+    # activity bounds of each (row, group) without the group's columns
+    pair, pair_of = np.unique(ri * n_groups + gi, return_inverse=True)
+    pr, pg = pair // n_groups, pair % n_groups
+    base_low = least[pr] - np.bincount(pair_of, low[inside], pair.size)
+    base_high = most[pr] - np.bincount(pair_of, high[inside], pair.size)
+
+    def violated(lo, hi, rows):
+        return (lo > row_ub[rows] + slack[rows]) | (hi < row_lb[rows] - slack[rows])
+
+    # a column in the row: its own coefficient
+    flagged[gi[violated(base_low[pair_of] + ai, base_high[pair_of] + ai, ri)],
+            si[violated(base_low[pair_of] + ai, base_high[pair_of] + ai, ri)]] = True
+    # a column of the group absent from a row that the group's other columns at 0 violate
+    absent = violated(base_low, base_high, pr)
+    n_absent = np.bincount(pg[absent], minlength=n_groups)
+    present = np.zeros(groups.shape, np.intp)
+    np.add.at(present, (gi[absent[pair_of]], si[absent[pair_of]]), 1)
+    flagged |= present < n_absent[:, None]
+    # rows touching none of the group: infeasible whatever the group does (the model is); not flagged here
     return flagged
 
 
@@ -146,13 +183,22 @@ def _set_column_lb(spec, column, value):
     raise IndexError(f"column {column} not in the model")
 
 
-def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granularity=0.0, on_event=None):
+def _derived(spec):
+    """A copy of ``spec`` with its own column bounds, sharing its row blocks (rows added to it stay its own)."""
+    sub = copy.copy(spec)
+    sub.var_blocks = {k: replace(v, lb=v.lb.copy(), ub=v.ub.copy()) for k, v in spec.var_blocks.items()}
+    sub.row_blocks = dict(spec.row_blocks)
+    return sub
+
+
+def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granularity=0.0, candidate_row=None,
+              on_event=None):
     """Solve ``spec`` by its root candidates (module docstring); one result, one trace.
 
     Parameters
     ----------
     spec : ModelSpec
-        The full model; left unchanged (the sub-MIPs use a copy).
+        The full model; left unchanged (each sub-MIP is a :func:`_derived` copy).
     columns, bounds : arrays
         From :func:`root_candidates`: root columns and their engine bounds, non-decreasing.
     solver : str
@@ -164,6 +210,10 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
         Objective of a feasible tree known beforehand (model units).
     granularity : float
         :func:`objective_granularity`.
+    candidate_row : callable, optional
+        ``candidate_row(column)`` -> ``(cols, vals, lb)`` or None: a row valid when
+        ``column`` is 1, ``objective + Σ vals·x ≥ lb`` (e.g. the children's engine bounds,
+        :func:`optitree._acceleration.child_bound_row`), added to that sub-MIP only.
     on_event : callable, optional
         Receives the trace points (times since the decomposition started).
 
@@ -181,19 +231,10 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
     t0 = time.perf_counter()
     best = math.inf if incumbent is None else float(incumbent)
     best_x = None
-    sub = copy.deepcopy(spec)
-    cost, _, col_ub, _ = sub.column_arrays()
+    cost, _, _, _ = spec.column_arrays()
     nz = np.flatnonzero(cost)
-    ceiling = float(np.maximum(cost[nz], 0) @ col_ub[nz]) + 1.0  # above every objective: never binding
-    sub.add_rows("decompose_cutoff", 1, np.zeros(nz.size, np.intp), nz, cost[nz], -np.inf, ceiling)
-    cut = sub.row_blocks["decompose_cutoff"]  # its upper bound follows the incumbent
-
-    def set_cutoff(value):
-        cut.ub[0] = min(ceiling, _cutoff(value, granularity) - spec.objective_offset)
-
-    if incumbent is not None:
-        set_cutoff(best)
-    skip = infeasible_fixings(spec, columns)
+    offset = spec.objective_offset
+    skip = infeasible_fixings(spec, columns[None, :])[0]
     trace, nodes, solved, last = [], 0, 0, None
     open_bound = math.inf  # max(L(c_k), d_k) of a sub-MIP stopped by a limit
     termination = "optimal"
@@ -201,12 +242,7 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
 
     def emit(point):
         trace.append(point)
-        if on_event is not None:
-            return on_event(dict(point))
-        return None
-
-    def overall(next_bound):
-        return min(best, next_bound, open_bound)
+        return None if on_event is None else on_event(dict(point))
 
     while k < len(columns):
         if bounds[k] >= best - 1e-9 * max(1.0, abs(best)):
@@ -222,47 +258,56 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
                 break
         column, lower = int(columns[k]), float(bounds[k])
         following = float(bounds[k + 1]) if k + 1 < len(columns) else math.inf
+        sub = _derived(spec)
         _set_column_lb(sub, column, 1.0)
-        offset = time.perf_counter() - t0
+        if math.isfinite(best):  # objective <= U
+            sub.add_rows("decompose_cutoff", 1, np.zeros(nz.size, np.intp), nz, cost[nz], -np.inf,
+                         _cutoff(best, granularity) - offset)
+        extra = None if candidate_row is None else candidate_row(column)
+        if extra is not None:  # objective + vals.x >= lb
+            cols, vals, lb = extra
+            coef = np.zeros(spec.n_cols)
+            coef[nz] = cost[nz]
+            np.add.at(coef, cols, vals)
+            on = np.flatnonzero(coef)
+            sub.add_rows("decompose_children", 1, np.zeros(on.size, np.intp), on, coef[on], lb - offset, np.inf)
+        start_time = time.perf_counter() - t0
 
-        def relay(point, lower=lower, following=following, offset=offset):
-            inc = point["incumbent"]
-            inc = best if inc is None else min(best, inc)
+        def relay(point, lower=lower, following=following, start_time=start_time):
+            inc = best if point["incumbent"] is None else min(best, point["incumbent"])
             d = lower if point["bound"] is None else max(lower, point["bound"])
             bound = min(inc, following, d)
-            return emit({**point, "time": offset + point["time"], "incumbent": None if math.isinf(inc) else inc,
-                         "bound": bound, "gap": relative_gap(None if math.isinf(inc) else inc, bound),
+            inc = None if math.isinf(inc) else inc
+            return emit({**point, "time": start_time + point["time"], "incumbent": inc, "bound": bound,
+                         "gap": relative_gap(inc, bound),
                          "event": "progress" if point["event"] == "final" else point["event"]})
 
+        if remaining is not None:
+            remaining = options.time_limit - (time.perf_counter() - t0)
         sub_options = replace(options, time_limit=None if remaining is None else max(remaining, 1e-3))
         result, x = make_backend(solver, sub).solve(sub_options, relay)
-        _set_column_lb(sub, column, 0.0)
         solved += 1
         nodes += result.nodes
         last = result
         if x is not None and result.objective is not None and result.objective < best:
             best, best_x = float(result.objective), x
-            set_cutoff(best)
-        if result.termination in ("optimal", "infeasible"):
-            k += 1
-            continue
-        dual = lower if result.bound is None else max(lower, result.bound)
-        open_bound = dual
-        termination = result.termination if result.termination != "error" else "interrupted"
         k += 1
-        break
+        if result.termination not in ("optimal", "infeasible"):
+            open_bound = lower if result.bound is None else max(lower, result.bound)
+            termination = result.termination if result.termination != "error" else "interrupted"
+            break
     pruned = len(columns) - k
-    bound = overall(float(bounds[k]) if k < len(columns) else math.inf)
+    bound = min(best, open_bound, float(bounds[k]) if k < len(columns) else math.inf)
     objective = None if math.isinf(best) else best
-    if objective is None and termination == "optimal":
-        termination = "infeasible"
-    if objective is not None and termination == "optimal":
-        bound = objective  # every candidate settled: min over them is the incumbent
+    if termination == "optimal":
+        if objective is None:
+            termination = "infeasible"
+        else:
+            bound = objective  # every candidate settled: the incumbent is the least of them
     elapsed = time.perf_counter() - t0
-    abs_tol = 1e-6
     result = finished_result(
         termination=termination, objective=objective, bound=None if math.isinf(bound) else bound,
-        options=options, abs_tol=abs_tol, nodes=nodes, solve_time=elapsed, trace=trace,
+        options=options, abs_tol=1e-6, nodes=nodes, solve_time=elapsed, trace=trace,
         build_time=0.0, n_rows=spec.n_rows, n_cols=spec.n_cols, n_nonzeros=spec.nnz, n_integer=spec.n_integer,
         solver=solver, versions={} if last is None else last.versions, start_source=None, start_objective=None,
         start_accepted=None,
@@ -272,4 +317,3 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
     info = {"candidates": int(len(columns)), "solved": solved, "infeasible": int(skip[:k].sum()),
             "pruned": int(pruned), "time": elapsed}
     return result, best_x, info
-

@@ -119,14 +119,16 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
                                  f"{n_positive} positive-weight training samples")
             stage = None  # the model reports it infeasible
         engine = data = None
+        # without user constraints the engine's answer is the answer: it gets most of the limit;
+        # with them it runs after the build, honouring the feature restrictions the user rows imply
+        fraction = 1.0 if self.solver == "dp" else 0.9 if self.constraints is None else 0.5
+        share = None if options.time_limit is None else fraction * options.time_limit
         if stage is not None:
             data = exact.prepare(X, y, sample_weight)
-            # without user constraints the engine's answer is the answer: it gets most of the limit
-            fraction = 1.0 if self.solver == "dp" else 0.9 if self.constraints is None else 0.5
-            share = None if options.time_limit is None else fraction * options.time_limit
+        if stage is not None and self.constraints is None:
             engine = stage.solve(data, form, max_depth=int(self.max_depth),
                                  min_samples_leaf=int(self.min_samples_leaf), time_limit=share)
-            if self.solver == "dp" or ("proof" in stage.stages and self.constraints is None and (
+            if self.solver == "dp" or ("proof" in stage.stages and (
                 engine.status == "optimal" or engine.status == "time_limit" and options.time_limit is not None
             )):
                 # without user constraints a MIP after an engine stopped by the clock (90 % of the limit
@@ -144,6 +146,10 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
 
             apply_user_constraints(spec, self.constraints)
         build_time = time.perf_counter() - t0
+        if stage is not None and engine is None:
+            self._implied_restrictions(form, spec, stage)
+            engine = stage.solve(data, form, max_depth=int(self.max_depth),
+                                 min_samples_leaf=int(self.min_samples_leaf), time_limit=share)
 
         start_tree, start, source, notes = self._start(form, spec, given)
         if engine is not None and "start" in stage.stages:
@@ -163,7 +169,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             elapsed = time.perf_counter() - fit_start - build_time
             options.time_limit = max(options.time_limit - elapsed, 0.05 * options.time_limit)
         if self._decomposes(stage, form):
-            result, x = self._decompose(form, spec, stage, root_lower, (start, source, start_objective), options)
+            result, x = self._decompose(form, spec, stage, data, root_lower, (start, source, start_objective), options)
         else:
             backend = make_backend(self.solver, spec)
             backend.set_start(start, source=source, objective=start_objective)
