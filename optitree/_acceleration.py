@@ -228,7 +228,7 @@ def subtree_mask(allowed, node, depth):
 
 
 def child_bound_row(form, data, allowed, root_feature, root_threshold, *, time_limit=None):
-    """A bound row for the sub-MIP with the root split fixed: the engine's bounds on both children.
+    r"""A bound row for the sub-MIP with the root split fixed: the engine's bounds on both children.
 
     With the root fixed to ``(f, t)``, every tree costs ``alpha`` plus the costs of the two
     child subtrees; the child at heap node ``h`` (2 or 3, sample set ``S_h``) either predicts
