@@ -245,17 +245,21 @@ def child_bound_row(form, data, allowed, root_feature, root_threshold, *, time_l
 
     Returns
     -------
-    (cols, vals, lb) : the row ``Σ vals·x ≥ lb`` over the model's columns (add ``cost`` and
-        ``offset`` outside), or None when a child is empty (the split is trivial).
+    sides : list of two (cols, bounds) pairs, or None
+        For each child its columns (``b[h, :]`` then ``p[h]``) and their bounds (model
+        units); exactly one column per child is 1. None when a child is empty (the split is
+        trivial).
+    constant : float
+        ``alpha``, the root split's own cost.
     """
     units = model_units(form)
     b = np.asarray(form.vars["b"])
     p = np.asarray(form.vars["p"])
     go_left = data.X[:, root_feature] <= root_threshold
-    cols, vals = [], []
+    sides = []
     for h, rows in ((2, go_left), (3, ~go_left)):
         if not rows.any():
-            return None
+            return None, form.alpha
         sub = subtree_mask(allowed, h, form.depth)
         bounds = exact.split_bounds(data, depth=form.depth - 1, samples=rows, alpha=form.alpha / units,
                                     min_samples_leaf=form.min_samples_leaf, allowed_features=sub,
@@ -270,9 +274,8 @@ def child_bound_row(form, data, allowed, root_feature, root_threshold, *, time_l
             n_left[on] = np.searchsorted(np.sort(data.X[rows, f]), form.threshold_value[on], side="right")
         ks = [key.get((int(f), int(n))) for f, n in zip(form.threshold_feature, n_left)]
         col_bound = np.array([overall if k is None else lower[k] for k in ks])
-        cols += [b[h - 1], [p[h - 1]]]
-        vals += [-col_bound, [-leaf]]
-    return np.concatenate(cols).astype(np.intp), np.concatenate(vals), form.alpha
+        sides.append((np.r_[b[h - 1], p[h - 1]].astype(np.intp), np.r_[col_bound, leaf]))
+    return sides, form.alpha
 
 
 def restrict_features(form, spec, allowed) -> int:
@@ -396,13 +399,13 @@ class ExactStageMixin:
         def children(column):
             q = column - int(b_root[0])
             if form.depth < 2 or not 0 <= q < b_root.size:
-                return None
+                return None, 0.0
             return child_bound_row(form, data, stage.allowed, int(form.threshold_feature[q]),
                                    float(form.threshold_value[q]))
 
         result, x, info = decompose(spec, columns, bounds, solver=self.solver, options=options,
                                     incumbent=None if x0 is None else objective,
-                                    granularity=objective_granularity(form), candidate_row=children,
+                                    granularity=objective_granularity(form), children=children,
                                     on_event=self._progress(form))
         stage.decomposition = info
         stage.times["decompose"] = info["time"]

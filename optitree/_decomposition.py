@@ -175,12 +175,21 @@ def _cutoff(incumbent, granularity):
     return incumbent + _REL * max(1.0, abs(incumbent))
 
 
-def _set_column_lb(spec, column, value):
+def _block_of(spec, column):
     for block in spec.var_blocks.values():
         if block.start <= column < block.start + block.size:
-            block.lb[column - block.start] = value
-            return
+            return block, column - block.start
     raise IndexError(f"column {column} not in the model")
+
+
+def _set_column_lb(spec, column, value):
+    block, j = _block_of(spec, column)
+    block.lb[j] = value
+
+
+def _set_column_ub(spec, column, value):
+    block, j = _block_of(spec, column)
+    block.ub[j] = value
 
 
 def _derived(spec):
@@ -191,7 +200,31 @@ def _derived(spec):
     return sub
 
 
-def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granularity=0.0, candidate_row=None,
+def _add_children(sub, sides, constant, cost, nz, cutoff):
+    """The children's bound row and child screening in the sub-MIP of one root split.
+
+    ``sides``: per child its columns (exactly one is 1) and their bounds ``β``. Row:
+    ``objective - Σ_sides Σ_j β_j x_j ≥ constant``. Screening: with the cutoff ``U``, a
+    column ``j`` of one child with ``constant + β_j + min(β of the other child) > U`` is in
+    no solution below the cutoff; its upper bound becomes 0 (the module docstring's cutoff
+    argument makes this as sound as the cutoff row itself).
+    """
+    coef = np.zeros(sub.n_cols)
+    coef[nz] = cost[nz]
+    for cols, beta in sides:
+        np.add.at(coef, cols, -beta)
+    on = np.flatnonzero(coef)
+    sub.add_rows("decompose_children", 1, np.zeros(on.size, np.intp), on, coef[on], constant - sub.objective_offset,
+                 np.inf)
+    if cutoff is None:
+        return
+    for (cols, beta), (_, other) in ((sides[0], sides[1]), (sides[1], sides[0])):
+        out = cols[constant + beta + other.min() > cutoff + _REL * max(1.0, abs(cutoff))]
+        for column in out:
+            _set_column_ub(sub, int(column), 0.0)
+
+
+def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granularity=0.0, children=None,
               on_event=None):
     """Solve ``spec`` by its root candidates (module docstring); one result, one trace.
 
@@ -210,10 +243,11 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
         Objective of a feasible tree known beforehand (model units).
     granularity : float
         :func:`objective_granularity`.
-    candidate_row : callable, optional
-        ``candidate_row(column)`` -> ``(cols, vals, lb)`` or None: a row valid when
-        ``column`` is 1, ``objective + Σ vals·x ≥ lb`` (e.g. the children's engine bounds,
-        :func:`optitree._acceleration.child_bound_row`), added to that sub-MIP only.
+    children : callable, optional
+        ``children(column)`` -> ``(sides, constant)`` as
+        :func:`optitree._acceleration.child_bound_row`: the children's engine bounds when
+        the root is ``column`` (``sides`` None for none), added to that sub-MIP as a bound
+        row and used to fix child columns that cannot beat the cutoff (:func:`_add_children`).
     on_event : callable, optional
         Receives the trace points (times since the decomposition started).
 
@@ -226,6 +260,7 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
         The best solution found by a sub-MIP, None when none beat ``incumbent``.
     info : dict
         ``candidates``, ``solved`` (sub-MIPs run), ``infeasible`` (by the activity test),
+        ``settled_by_children`` (the children's bounds reach the incumbent: no sub-MIP),
         ``pruned`` (never visited: bound at or above the incumbent), ``time``.
     """
     t0 = time.perf_counter()
@@ -235,7 +270,7 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
     nz = np.flatnonzero(cost)
     offset = spec.objective_offset
     skip = infeasible_fixings(spec, columns[None, :])[0]
-    trace, nodes, solved, last = [], 0, 0, None
+    trace, nodes, solved, settled, last = [], 0, 0, 0, None
     open_bound = math.inf  # max(L(c_k), d_k) of a sub-MIP stopped by a limit
     termination = "optimal"
     k = 0
@@ -258,19 +293,20 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
                 break
         column, lower = int(columns[k]), float(bounds[k])
         following = float(bounds[k + 1]) if k + 1 < len(columns) else math.inf
+        sides, constant = (None, 0.0) if children is None else children(column)
+        if sides is not None:  # the children's bounds may settle the candidate without a sub-MIP
+            lower = max(lower, constant + sum(float(beta.min()) for _, beta in sides))
+            if lower >= best - 1e-9 * max(1.0, abs(best)):
+                k += 1
+                settled += 1
+                continue
         sub = _derived(spec)
         _set_column_lb(sub, column, 1.0)
         if math.isfinite(best):  # objective <= U
             sub.add_rows("decompose_cutoff", 1, np.zeros(nz.size, np.intp), nz, cost[nz], -np.inf,
                          _cutoff(best, granularity) - offset)
-        extra = None if candidate_row is None else candidate_row(column)
-        if extra is not None:  # objective + vals.x >= lb
-            cols, vals, lb = extra
-            coef = np.zeros(spec.n_cols)
-            coef[nz] = cost[nz]
-            np.add.at(coef, cols, vals)
-            on = np.flatnonzero(coef)
-            sub.add_rows("decompose_children", 1, np.zeros(on.size, np.intp), on, coef[on], lb - offset, np.inf)
+        if sides is not None:
+            _add_children(sub, sides, constant, cost, nz, None if math.isinf(best) else _cutoff(best, granularity))
         start_time = time.perf_counter() - t0
 
         def relay(point, lower=lower, following=following, start_time=start_time):
@@ -315,5 +351,5 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
     if on_event is not None:
         on_event(dict(result.trace[-1]))
     info = {"candidates": int(len(columns)), "solved": solved, "infeasible": int(skip[:k].sum()),
-            "pruned": int(pruned), "time": elapsed}
+            "settled_by_children": settled, "pruned": int(pruned), "time": elapsed}
     return result, best_x, info
