@@ -320,7 +320,8 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
 
         if remaining is not None:
             remaining = options.time_limit - (time.perf_counter() - t0)
-        sub_options = replace(options, time_limit=None if remaining is None else max(remaining, 1e-3))
+        # without presolve: measured on wine, depth 2, class quota, 30 s: 67 sub-MIPs solved instead of 42
+        sub_options = replace(options, time_limit=None if remaining is None else max(remaining, 1e-3), presolve=False)
         result, x = make_backend(solver, sub).solve(sub_options, relay)
         solved += 1
         nodes += result.nodes
