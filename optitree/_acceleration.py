@@ -103,7 +103,8 @@ class ExactStage:
 
     def to_dict(self) -> dict:
         return {"stages": sorted(self.stages), "engine": self.engine, "bounds": self.bounds,
-                "decomposition": self.decomposition, "implied": self.implied, "certificate": self.certificate, "times": self.times}
+                "decomposition": self.decomposition, "implied": self.implied, "certificate": self.certificate,
+                "times": self.times}
 
     # ------------------------------------------------------------------ engine solve
     def solve(self, data, form, *, max_depth, min_samples_leaf, time_limit):
@@ -217,7 +218,7 @@ def root_bound_row(form, spec, bounds, *, incumbent=None, incumbent_root=None, s
 
 
 def subtree_mask(allowed, node, depth):
-    """Rows of a heap-ordered node mask ``(2**depth - 1, p)`` for the subtree of heap ``node``, in its own heap order."""
+    """The rows of a heap-ordered node mask ``(2**depth - 1, p)`` for the subtree of heap ``node`` (its heap order)."""
     if allowed is None:
         return None
     rows = []
@@ -395,13 +396,16 @@ class ExactStageMixin:
         columns, bounds = root_candidates(form, spec, *root_lower)
         x0, source, objective = start
         b_root = np.asarray(form.vars["b"])[0]
+        deadline = None if options.time_limit is None else time.perf_counter() + options.time_limit
 
         def children(column):
             q = column - int(b_root[0])
             if form.depth < 2 or not 0 <= q < b_root.size:
                 return None, 0.0
+            # a tenth of the time left: bounds cut short stay valid, only weaker
+            share = None if deadline is None else max(0.1 * (deadline - time.perf_counter()), 1e-3)
             return child_bound_row(form, data, stage.allowed, int(form.threshold_feature[q]),
-                                   float(form.threshold_value[q]))
+                                   float(form.threshold_value[q]), time_limit=share)
 
         result, x, info = decompose(spec, columns, bounds, solver=self.solver, options=options,
                                     incumbent=None if x0 is None else objective,

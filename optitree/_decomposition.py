@@ -15,9 +15,12 @@ decomposition visits the candidates in increasing ``L(c)`` and solves, for each,
           U = z^* (1 + 10^{-9}) + 10^{-9} \\text{ otherwise},
 
 ``z^*`` the best objective found so far. With the root fixed the sub-MIP's LP relaxation is
-far tighter than the full model's (FlowOCT's LP splits the root fractionally), and presolve
-removes every other root column. It stops as soon as the next candidate has
-``L(c) \\ge z^*``: no unvisited candidate can beat the incumbent, which is then proven.
+far tighter than the full model's (FlowOCT's LP splits the root fractionally). Each sub-MIP
+also gets the **children's bound row** (the engine's bounds on both children's sub-trees,
+``children``), and every child column whose bound cannot stay below ``U`` is fixed to 0
+(child screening, implied by the cutoff row). When the children's bounds alone reach
+``z^*`` the candidate is settled without a sub-MIP. It stops as soon as the next candidate
+has ``L(c) \\ge z^*``: no unvisited candidate can beat the incumbent, which is then proven.
 
 **Bound** (valid at every moment, the trace's). A visited sub-MIP that finished proves
 ``OPT_c \\ge z^*`` (infeasible: every solution of ``c`` exceeds ``U``, hence is ``\\ge z^*``
