@@ -173,3 +173,16 @@ def test_decompose_bound_and_trace_on_a_small_model():
     times = [p["time"] for p in result.trace]
     assert times == sorted(times) and all(p["bound"] <= 3.0 for p in result.trace)
     assert spec.n_rows == 2  # the model itself is left unchanged
+
+
+def test_presolve_option_reaches_highs():
+    from optitree.solvers import make_backend
+
+    spec = ModelSpec()
+    x = spec.add_vars("x", 3, ub=1.0, integer=True, obj=[-1.0, -2.0, -3.0])
+    spec.add_rows("pick", 1, [0, 0, 0], x, [1.0, 1.0, 1.0], -np.inf, 2.0)
+    backend = make_backend("highs", spec)
+    for presolve in (True, False):
+        result, _ = backend.solve(SolveOptions(presolve=presolve))
+        assert result.proven_optimal and result.objective == -5.0
+        assert backend.highs.getOptionValue("presolve")[1] == ("choose" if presolve else "off")
