@@ -83,21 +83,24 @@ def errors(clf, X, y):
     return int((clf.predict(X) != y).sum())
 
 
-def check_fit(X, y, constraint, expected, acceleration):
-    clf = OptimalTreeClassifier(max_depth=2, time_limit=None, constraints=constraint,
+def check_fit(X, y, constraint, expected, acceleration, alpha=0.0):
+    """``alpha`` below a third of one error's weight: the optimum still has the fewest errors."""
+    clf = OptimalTreeClassifier(max_depth=2, time_limit=None, constraints=constraint, alpha=alpha,
                                 acceleration=acceleration).fit(X, y)
     r = clf.result_
     baseline = len(y) - np.bincount(y).max()
-    assert r.bound * baseline <= expected + 1e-6
-    assert all(p["bound"] is None or p["bound"] * baseline <= expected + 1e-6 for p in r.trace)
+    assert r.bound * baseline <= expected + 3 * alpha * baseline + 1e-6
+    assert all(p["bound"] is None or p["bound"] * baseline <= expected + 3 * alpha * baseline + 1e-6
+               for p in r.trace)
     assert errors(clf, X, y) >= expected
     if r.proven_optimal:
         assert errors(clf, X, y) == expected
     return r
 
 
-@pytest.mark.parametrize("acceleration", ["all", "decompose", "start+decompose", "start+rows+screening+decompose"])
-def test_class_quota_equals_brute_force(acceleration):
+@pytest.mark.parametrize("acceleration, alpha", [("all", 0.0), ("all", 0.01), ("decompose", 0.0),
+                                                 ("start+decompose", 0.0), ("start+rows+screening+decompose", 0.0)])
+def test_class_quota_equals_brute_force(acceleration, alpha):
     proven = decomposed = 0
     for seed in range(10):
         X, y = random_dataset(seed, max_samples=9)
@@ -105,7 +108,7 @@ def test_class_quota_equals_brute_force(acceleration):
         expected = brute_force(X, y, quota=(lo, hi))
         if not np.isfinite(expected):
             continue
-        r = check_fit(X, y, class_quota(y, lo, hi), expected, acceleration)
+        r = check_fit(X, y, class_quota(y, lo, hi), expected, acceleration, alpha)
         proven += r.proven_optimal
         decomposed += r.acceleration["decomposition"] is not None
     assert proven >= 8 and decomposed >= 5
@@ -186,3 +189,35 @@ def test_presolve_option_reaches_highs():
         result, _ = backend.solve(SolveOptions(presolve=presolve))
         assert result.proven_optimal and result.objective == -5.0
         assert backend.highs.getOptionValue("presolve")[1] == ("choose" if presolve else "off")
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5])
+def test_child_bound_row_never_exceeds_a_subtree_cost(alpha):
+    """Depth 2, every root split: the bound of each child column is at most the cost of that child's best
+    subtree with it (a stump on that threshold, or a leaf), thresholds that do not split the child included."""
+    from optitree import exact
+    from optitree._acceleration import child_bound_row
+    from optitree.formulations import FlowOCTFormulation
+
+    for seed in range(8):
+        X, y = random_dataset(seed, max_samples=10)
+        form = FlowOCTFormulation(X, y, depth=2, alpha=alpha)
+        form.build()
+        data = exact.prepare(X, y)
+        units = form.error_scale
+        b = np.asarray(form.vars["b"])
+        for f, t in zip(form.threshold_feature, form.threshold_value):
+            sides, constant = child_bound_row(form, data, None, int(f), float(t))
+            assert constant == alpha
+            if sides is None:
+                continue
+            for h, (cols, beta) in zip((2, 3), sides):
+                rows = (X[:, f] <= t) if h == 2 else (X[:, f] > t)
+                yh = y[rows]
+                leaf = len(yh) - np.bincount(yh).max()
+                assert cols[-1] == form.vars["p"][h - 1] and beta[-1] == pytest.approx(leaf * units)
+                for q, (g, s) in enumerate(zip(form.threshold_feature, form.threshold_value)):
+                    assert cols[q] == b[h - 1, q]
+                    left = X[rows][:, g] <= s
+                    stump = sum(len(part) - np.bincount(part).max() for part in (yh[left], yh[~left]) if len(part))
+                    assert beta[q] <= alpha + stump * units + 1e-9  # alpha is in model units
