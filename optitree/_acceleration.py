@@ -27,12 +27,13 @@ formulation's objective is ``units_per_weight`` times them (:func:`model_units`)
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import exact
-from ._certificate import verify_certificate
+from ._certificate import CertificateWarning, verify_certificate
 from ._warmstart import solution_violation
 from .formulations import InfeasibleStartError
 from .solvers import SolveResult, relative_gap
@@ -419,12 +420,31 @@ class ExactStageMixin:
         result.start_accepted = None if x0 is None else True
         return result, x
 
-    def _apply_engine_bounds(self, result, stage, notes):
-        """Raise ``result.bound`` to the engine's global bounds (valid under any added constraint)."""
+    def _apply_engine_bounds(self, result, stage, notes, form, spec, tree):
+        """Raise ``result.bound`` to the engine's global bounds (valid under any added constraint).
+
+        Under user constraints nothing is certified for a returned ``tree`` that violates the
+        model: the decoded tree predicts its leaves' majority classes, which user rows on the
+        predictions (``w``, e.g. a class quota) may forbid, so it can differ from the MIP's
+        solution even at the same objective. A proof is then withdrawn (``CertificateWarning``).
+        """
         known = [b for b in ((stage.engine or {}).get("bound"), (stage.bounds or {}).get("bound")) if b is not None]
         if known and (result.bound is None or max(known) > result.bound):
             result.apply_lower_bound(max(known))
             notes.append(f"bound raised to the exact engine's {max(known):.10g}")
+        if self.constraints is not None and tree is not None:
+            try:
+                why = solution_violation(spec, form.start_vector(tree))
+            except InfeasibleStartError as exc:
+                why = str(exc)
+            if why is not None:
+                notes.append(f"not certified: the returned tree violates the model ({why})")
+                if result.proven_optimal:
+                    warnings.warn(f"the returned tree violates the model ({why}); result_.proven_optimal set to "
+                                  "False", CertificateWarning, stacklevel=4)
+                    result.proven_optimal, result.termination = False, "error"
+                    stage.certificate = None
+                return
         if result.objective is not None and result.bound is not None and not result.proven_optimal and (
             result.objective - result.bound <= 1e-9 * max(1.0, abs(result.objective))
         ):

@@ -214,7 +214,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         note = verify_certificate(result, solver_objective, rel_gap=float(self.rel_gap), exact=form.objective_is_exact)
         notes.extend(filter(None, [note]))
         if stage is not None:
-            self._apply_engine_bounds(result, stage, notes)
+            self._apply_engine_bounds(result, stage, notes, form, spec, tree)
             result.acceleration = stage.to_dict()
         self.tree_ = tree
         self.init_tree_ = start_tree

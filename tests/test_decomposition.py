@@ -221,3 +221,19 @@ def test_child_bound_row_never_exceeds_a_subtree_cost(alpha):
                     left = X[rows][:, g] <= s
                     stump = sum(len(part) - np.bincount(part).max() for part in (yh[left], yh[~left]) if len(part))
                     assert beta[q] <= alpha + stump * units + 1e-9  # alpha is in model units
+
+
+def test_a_returned_tree_that_violates_a_class_quota_is_never_certified():
+    """Left leaf {0, 1} is a tie: the quota (one leaf per class) needs it to predict 1, the decoded tree
+    predicts the majority (0), at the same error count. The result must not claim a proof for it."""
+    import warnings
+
+    X, y = np.array([[0.0], [0.0], [1.0], [1.0]]), np.array([0, 1, 0, 0])
+    quota = class_quota(y, 1, 1, depth=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = OptimalTreeClassifier(max_depth=1, time_limit=None, constraints=quota).fit(X, y)
+    predicted = set(clf.predict(X[[0, 2]]))
+    if predicted != {0, 1}:  # the decoded tree breaks the quota
+        assert not clf.result_.proven_optimal
+        assert "violates the model" in clf.result_.message
