@@ -111,7 +111,9 @@ def test_class_quota_equals_brute_force(acceleration, alpha):
         r = check_fit(X, y, class_quota(y, lo, hi), expected, acceleration, alpha)
         proven += r.proven_optimal
         decomposed += r.acceleration["decomposition"] is not None
-    assert proven >= 8 and decomposed >= 5
+    # with alpha > 0 the decoded tree can drop a split with an empty child and so break the
+    # quota: such results are not certified (test_a_returned_tree_that_violates_...)
+    assert proven >= (8 if alpha == 0 else 6) and decomposed >= 5
 
 
 @pytest.mark.parametrize("acceleration", ["all", "start+decompose"])
