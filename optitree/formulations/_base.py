@@ -244,7 +244,7 @@ class TreeFormulation(ABC):
     def rows_after_solve(self, x: np.ndarray, result) -> list[tuple] | None:
         """Rows to add to the model after a solve, or None to keep the solution (default).
 
-        The fit pipeline (:func:`optitree.solvers.solve_adding_rows`) calls this after
+        The fit pipeline (:func:`optitree.solvers.resolve.solve_adding_rows`) calls this after
         every solve that returned a solution ``x`` (every column of :attr:`spec`;
         ``result`` is its :class:`~optitree.solvers.SolveResult`). Each row block is a
         tuple of :meth:`ModelSpec.add_rows <optitree._model.ModelSpec.add_rows>`
