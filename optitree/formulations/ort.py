@@ -126,9 +126,31 @@ class ORTFormulation(OCTFormulation):
         self._leaf_min, self._leaf_range = lo, np.where(span > 0, span, 1.0)
         self.X_leaf = np.where(span > 0, (self.X - lo) / self._leaf_range - 0.5, 0.0)
         linear = leaf_model == "linear"
+        if linear:
+            self._check_coefficient_range()
         self._beta_slack = 0.5 * self.coef_budget * self.y_range if linear else 0.0
         self._loss_m = np.maximum(t - self.y_min, self.y_max - t) + 2 * self._beta_slack
         self.tangents = squared_tangents(float(self._loss_m.max())) if loss == "squared" else None
+
+    def _check_coefficient_range(self) -> None:
+        """Refuse data whose largest admissible leaf coefficient is not a finite float64.
+
+        A coefficient within ``coef_budget`` reaches ``C · range(y) / range(x_j)`` in user
+        units, and the intercept subtracts it times ``min(x_j)``: both must stay finite for
+        the decoded tree to predict.
+        """
+        user_range = self.y_range / self.task.target_scale
+        with np.errstate(over="ignore", invalid="ignore"):
+            top = self.coef_budget * user_range / self._leaf_range
+            reach = top * np.maximum(1.0, np.abs(self._leaf_min)) * self.n_features
+        bad = np.flatnonzero(self.usable & ~(np.isfinite(reach) & (reach < 1e300)))
+        if bad.size:
+            raise ValueError(
+                f"leaf_model='linear': the coefficients of features {bad.tolist()} could reach "
+                f"{float(np.max(top[bad])):.3g} (range(y) / range(x_j) = {user_range:.3g} / "
+                f"{float(np.min(self._leaf_range[bad])):.3g}), beyond float64; rescale those features "
+                "(or y) so that range(y) / range(x_j) stays below about 1e290, or use leaf_model='constant'"
+            )
 
     # ------------------------------------------------------------------ size
     def estimate_size(self) -> tuple[int, int, int]:
