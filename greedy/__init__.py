@@ -4,11 +4,11 @@
 imports ``optitree``, ``experiments``, ``pyomo`` or ``highspy``.
 """
 
-from ._tree import LEAF_FEATURE, OBLIQUE, PASS_THROUGH, TREE_LEAF, HeapTree, Tree, midpoint_threshold
+from ._tree import LEAF_FEATURE, OBLIQUE, TREE_LEAF, Tree, midpoint_threshold
 from ._criteria import AdditiveCriterion, Criterion, register_criterion
 from ._classes import CARTClassifier, CARTRegressor, FittedTreeMixin
 
-__all__ = ["Tree", "HeapTree", "TREE_LEAF", "LEAF_FEATURE", "OBLIQUE", "PASS_THROUGH", "midpoint_threshold"]
+__all__ = ["Tree", "TREE_LEAF", "LEAF_FEATURE", "OBLIQUE", "midpoint_threshold"]
 __all__ += ["CARTClassifier", "CARTRegressor", "FittedTreeMixin", "Criterion", "AdditiveCriterion", "register_criterion"]
 
 from ._hist import FeatureBinner, build_hist_tree

@@ -24,7 +24,6 @@ Beyond axis-aligned splits a node may hold
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,6 @@ from scipy import sparse
 TREE_LEAF = -1
 LEAF_FEATURE = -2
 OBLIQUE = -3
-PASS_THROUGH = -1  # heap form: a branch node that does not split
 
 _TASKS = ("classification", "regression")
 _OPTIONAL = ("category_left", "default_left", "split_coef", "missing_left", "leaf_coef", "leaf_intercept")
@@ -49,36 +47,6 @@ def midpoint_threshold(lo, hi):
     lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
     mid = lo / 2.0 + hi / 2.0
     return np.where((mid == hi) | ~np.isfinite(mid), lo, mid)
-
-
-@dataclass(frozen=True)
-class HeapTree:
-    """A tree laid out on the complete binary tree of depth ``depth``.
-
-    Heap node ``n`` (1-based) has children ``2n`` and ``2n + 1``; branch nodes are
-    ``1 .. 2**depth - 1`` and leaves ``2**depth .. 2**(depth+1) - 1``. Arrays are
-    0-based: branch node ``n`` is row ``n - 1`` of ``feature``/``threshold``, leaf
-    ``2**depth + k`` is row ``k`` of ``value``.
-
-    A branch node with ``feature == PASS_THROUGH`` does not split: every sample
-    goes to its **right** child (the OCT convention ``a = 0, b = 0``), and the
-    value of the shallower leaf it replaces is copied to every leaf below it, so
-    predictions do not depend on the direction.
-    """
-
-    depth: int
-    feature: np.ndarray  # (2**D - 1,) int
-    threshold: np.ndarray  # (2**D - 1,) float
-    value: np.ndarray  # (2**D, n_values) float
-    split_coef: np.ndarray | None = None  # (2**D - 1, n_features) for oblique nodes
-
-    @property
-    def n_branch(self) -> int:
-        return 2**self.depth - 1
-
-    @property
-    def n_leaves(self) -> int:
-        return 2**self.depth
 
 
 class Tree:
@@ -107,8 +75,7 @@ class Tree:
 
     Examples
     --------
-    A stump on one feature, its routing, and its layout on the complete tree of depth 2
-    (``-1`` marks the pass-through nodes that pad the shallow leaves):
+    A stump on one feature, its routing and a JSON round trip:
 
     >>> import numpy as np
     >>> from greedy import Tree
@@ -118,8 +85,6 @@ class Tree:
     array([1, 2])
     >>> stump.predict([[0.2]])
     array([[1., 0.]])
-    >>> stump.to_heap(2).feature
-    array([ 0, -1, -1])
     >>> Tree.from_json(stump.to_json()) == stump
     True
     """
@@ -574,86 +539,3 @@ class Tree:
             impurity=t.impurity,
             missing_left=missing_left,
         )
-
-    def to_heap(self, depth: int | None = None) -> HeapTree:
-        """Lay the tree out on the complete tree of ``depth`` (default: its own depth).
-
-        Leaves shallower than ``depth`` become chains of ``PASS_THROUGH`` branch nodes
-        whose leaves all carry the leaf's value. Categorical splits and linear leaves
-        have no heap form; missing-value routing is dropped.
-        """
-        if self.category_left is not None and self.categorical_nodes.any():
-            raise ValueError("categorical splits have no heap (threshold) form")
-        D = self.max_depth if depth is None else int(depth)
-        if self.max_depth > D:
-            raise ValueError(f"tree of depth {self.max_depth} does not fit in a heap of depth {D}")
-        nb = 2**D - 1
-        feature = np.full(nb, PASS_THROUGH, np.intp)
-        threshold = np.zeros(nb)
-        value = np.zeros((2**D, self.value.shape[1]))
-        coef = np.zeros((nb, self.n_features)) if self.split_coef is not None else None
-        stack = [(0, 1)]
-        while stack:
-            node, h = stack.pop()
-            if self.is_leaf[node]:
-                lvl = int(np.floor(np.log2(h)))
-                span = 2 ** (D - lvl)
-                first = h * span  # leftmost heap leaf below h
-                value[first - 2**D : first - 2**D + span] = self.value[node]
-                continue
-            feature[h - 1] = self.feature[node]
-            threshold[h - 1] = self.threshold[node]
-            if coef is not None and self.feature[node] == OBLIQUE:
-                coef[h - 1] = self.split_coef[node]
-            stack.append((self.children_left[node], 2 * h))
-            stack.append((self.children_right[node], 2 * h + 1))
-        return HeapTree(D, feature, threshold, value, coef)
-
-    @classmethod
-    def from_heap(cls, heap: HeapTree, n_features: int, task: str = "classification") -> "Tree":
-        """Compact tree from a heap layout: pass-through nodes are replaced by their right subtree.
-
-        Nodes are numbered in depth-first preorder (scikit-learn's order).
-
-        Node statistics other than leaf ``value`` are zero (internal values are the
-        sums of their leaves for classification); use :meth:`fill_statistics` to
-        recompute them from data.
-        """
-        D = heap.depth
-        left, right, feat, thr, vals, coefs = [], [], [], [], [], []
-        parents = []  # (node, heap index) of split nodes, in creation (preorder) order
-        stack = [(-1, False, 1)]  # (parent id, is left child, heap index)
-        while stack:
-            parent, is_left, h = stack.pop()
-            node = len(left)
-            left.append(TREE_LEAF), right.append(TREE_LEAF), feat.append(LEAF_FEATURE)
-            thr.append(np.nan), vals.append(None), coefs.append(None)
-            if parent >= 0:
-                (left if is_left else right)[parent] = node
-            while h <= heap.n_branch and heap.feature[h - 1] == PASS_THROUGH:
-                h = 2 * h + 1
-            if h > heap.n_branch:
-                vals[node] = heap.value[h - 2**D]
-                continue
-            feat[node], thr[node] = int(heap.feature[h - 1]), float(heap.threshold[h - 1])
-            if heap.feature[h - 1] == OBLIQUE:
-                coefs[node] = heap.split_coef[h - 1]
-            parents.append(node)
-            stack.append((node, False, 2 * h + 1))
-            stack.append((node, True, 2 * h))
-        order = parents
-        nv = heap.value.shape[1]
-        value = np.zeros((len(left), nv))
-        for i, v in enumerate(vals):
-            if v is not None:
-                value[i] = v
-        if task == "classification":
-            for node in reversed(order):  # children after parents in `order`
-                value[node] = value[left[node]] + value[right[node]]
-        split_coef = None
-        if any(c is not None for c in coefs):
-            split_coef = np.zeros((len(left), n_features))
-            for i, c in enumerate(coefs):
-                if c is not None:
-                    split_coef[i] = c
-        return cls(left, right, feat, thr, value, n_features=n_features, task=task, split_coef=split_coef)

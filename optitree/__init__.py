@@ -4,9 +4,10 @@ The shared tree structure is :class:`greedy.Tree`, re-exported here. Solver back
 (:class:`SolverBackend`, :func:`register_backend`) live in :mod:`optitree.solvers`.
 """
 
-from greedy import HeapTree, Tree
+from greedy import Tree
 
 from . import datasets, solvers
+from .formulations import HeapTree
 from ._export import export_graphviz, export_text
 from ._plot import plot_decision_regions, plot_progress, plot_tree
 from ._classifier import OptimalTreeClassifier

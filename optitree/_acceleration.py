@@ -411,7 +411,7 @@ class ExactStageMixin:
         result, x, info = decompose(spec, columns, bounds, solver=self.solver, options=options,
                                     incumbent=None if x0 is None else objective,
                                     granularity=objective_granularity(form), children=children,
-                                    on_event=self._progress(form))
+                                    rows_after_solve=form.rows_after_solve, on_event=self._progress(form))
         stage.decomposition = info
         stage.times["decompose"] = info["time"]
         if result.proven_optimal:

@@ -15,7 +15,7 @@ from greedy import CARTClassifier
 from ._acceleration import ExactStage, model_units, parse_acceleration, restrict_features
 from .exact import check_allowed
 from ._estimator import _OptimalTreeBase
-from .formulations import FORMULATIONS
+from .formulations import FORMULATIONS, formulation_names
 
 __all__ = ["OptimalTreeClassifier"]
 
@@ -160,7 +160,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
     _size_hint = "use max_thresholds (flow), fewer samples or features, or a lower max_depth"
     _parameter_constraints: dict = {
         **_OptimalTreeBase._parameter_constraints,
-        "formulation": [StrOptions(set(FORMULATIONS))],
+        "formulation": [StrOptions(formulation_names("classification"))],
         "max_thresholds": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "feature_scaling": [StrOptions({"minmax", "rank"})],
         "acceleration": [str],

@@ -48,6 +48,7 @@ from dataclasses import replace
 import numpy as np
 
 from .solvers import make_backend, relative_gap
+from .solvers.resolve import solve_adding_rows
 from .solvers.results import finished_result
 
 __all__ = ["root_candidates", "infeasible_fixings", "objective_granularity", "decompose"]
@@ -232,7 +233,7 @@ def _add_children(sub, sides, constant, cost, nz, cutoff):
 
 
 def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granularity=0.0, children=None,
-              on_event=None):
+              rows_after_solve=None, on_event=None):
     """Solve ``spec`` by its root candidates (module docstring); one result, one trace.
 
     Parameters
@@ -255,6 +256,8 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
         :func:`optitree._acceleration.child_bound_row`: the children's engine bounds when
         the root is ``column`` (``sides`` None for none), added to that sub-MIP as a bound
         row and used to fix child columns that cannot beat the cutoff (:func:`_add_children`).
+    rows_after_solve : callable, optional
+        The formulation's hook, run on every sub-MIP (:func:`~optitree.solvers.resolve.solve_adding_rows`).
     on_event : callable, optional
         Receives the trace points (times since the decomposition started).
 
@@ -329,7 +332,7 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
             remaining = options.time_limit - (time.perf_counter() - t0)
         sub_options = replace(options, time_limit=None if remaining is None else max(remaining, 1e-3),
                               presolve=spec.n_rows > PRESOLVE_OFF_ROWS)
-        result, x = make_backend(solver, sub).solve(sub_options, relay)
+        result, x = solve_adding_rows(make_backend(solver, sub), sub_options, relay, rows_after_solve)
         solved += 1
         nodes += result.nodes
         last = result

@@ -2,7 +2,8 @@
 
 ``fit`` of both estimators is one pipeline: validate → formulation → size check →
 build (+ user constraints) → start tree → solve (with the backend that ``solver``
-selects in :mod:`optitree.solvers`) → decode, or fall back to the start → ``result_``. ``result_.bound`` is raised to the formulation's
+selects in :mod:`optitree.solvers`; rows the formulation's ``rows_after_solve`` asks for
+are added and the model solved again, :func:`~optitree.solvers.resolve.solve_adding_rows`) → decode, or fall back to the start → ``result_``. ``result_.bound`` is raised to the formulation's
 ``objective_lower_bound`` (the objective is a sum of non-negative terms) and
 ``result_.gap`` is :func:`~optitree.solvers.relative_gap` of the reported objective and
 bound; the solver's optimality claim is then verified against the returned tree
@@ -33,6 +34,7 @@ from ._memory import check_size
 from ._warmstart import solution_violation, tree_from_init
 from .formulations import InfeasibleStartError
 from .solvers import SolveOptions, check_solver_available, make_backend
+from .solvers.resolve import solve_adding_rows
 
 
 class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclass=ABCMeta):
@@ -169,11 +171,12 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             elapsed = time.perf_counter() - fit_start - build_time
             options.time_limit = max(options.time_limit - elapsed, 0.05 * options.time_limit)
         if self._decomposes(stage, form):
-            result, x = self._decompose(form, spec, stage, data, root_lower, (start, source, start_objective), options)
+            result, x = self._decompose(form, spec, stage, data, root_lower, (start, source, start_objective),
+                                        options)
         else:
             backend = make_backend(self.solver, spec)
             backend.set_start(start, source=source, objective=start_objective)
-            result, x = backend.solve(options, self._progress(form))
+            result, x = solve_adding_rows(backend, options, self._progress(form), form.rows_after_solve)
         result.build_time += build_time
         if start is None and source is not None:
             result.start_source, result.start_objective = source, start_objective

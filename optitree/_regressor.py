@@ -12,7 +12,8 @@ from sklearn.utils.validation import validate_data
 from greedy import CARTRegressor
 
 from ._estimator import _OptimalTreeBase
-from .formulations.ort import LEAF_MODELS, LOSSES, ORTFormulation
+from .formulations import FORMULATIONS, formulation_names
+from .formulations.ort import LEAF_MODELS, LOSSES
 
 __all__ = ["OptimalTreeRegressor"]
 
@@ -139,7 +140,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     _task = "regression"
     _parameter_constraints: dict = {
         **_OptimalTreeBase._parameter_constraints,
-        "formulation": [StrOptions({"ort"})],
+        "formulation": [StrOptions(formulation_names("regression"))],
         "leaf_model": [StrOptions(set(LEAF_MODELS))],
         "loss": [StrOptions(set(LOSSES))],
         "coef_budget": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -211,7 +212,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         return self
 
     def _formulation(self, X, y, sample_weight, start_tree=None):
-        return ORTFormulation(
+        return FORMULATIONS[self.formulation](
             X, y, depth=self.max_depth, leaf_model=self.leaf_model, loss=self.loss, coef_budget=self.coef_budget,
             leaf_alpha=self.leaf_alpha, alpha=self.alpha, min_samples_leaf=self.min_samples_leaf,
             sample_weight=sample_weight, feature_scaling=self.feature_scaling,

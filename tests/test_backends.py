@@ -19,6 +19,7 @@ from optitree.solvers import (
     registered_backends,
     unregister_backend,
 )
+from optitree.solvers.resolve import solve_adding_rows
 from optitree.solvers.results import finished_result
 
 
@@ -195,6 +196,50 @@ def test_progress_callback_can_interrupt_highs():
     assert result.termination == "interrupted" and not result.proven_optimal
     assert result.status == ("interrupted" if result.has_solution else "interrupted_no_solution")
     assert seen[-1]["event"] == "final"
+
+
+# ------------------------------------------------------------------ the rows-after-solve loop
+def test_solve_adding_rows_reaches_the_restricted_optimum_on_one_clock():
+    """An outer loop on the knapsack: cut the item count of every solution until the optimum has <= 3 items."""
+    spec, w, v = knapsack()
+    backend = make_backend("highs", spec)
+    seen, cuts = [], []
+
+    def at_most_three_items(x, result):
+        k = int(round(x.sum()))
+        if k <= 3:
+            return None
+        cuts.append(k)
+        return [(f"cut{len(cuts)}", 1, np.zeros(spec.n_cols, int), np.arange(spec.n_cols), np.ones(spec.n_cols),
+                 -np.inf, k - 1)]
+
+    result, x = solve_adding_rows(backend, SolveOptions(), seen.append, at_most_three_items)
+    assert result.objective == pytest.approx(brute_force(w, v, w.sum() / 3, max_items=3))
+    assert x.sum() <= 3 + 1e-9 and cuts and result.n_rows == 1 + len(cuts) == spec.n_rows
+    events = [p["event"] for p in result.trace]
+    assert events.count("rows") == len(cuts) and events.count("final") == 1 and events[-1] == "final"
+    assert [p["event"] for p in seen] == events  # the callback saw the same points, on the same clock
+    times = [p["time"] for p in result.trace]
+    assert times == sorted(times) and result.solve_time == times[-1]
+    assert f"{len(cuts)} row(s) added in {len(cuts)} round(s)" in result.message and result.proven_optimal
+
+
+def test_solve_adding_rows_stops_at_the_time_limit_unproven(startlp):
+    """A callback that always asks for rows: the loop ends when the time is up, without claiming optimality."""
+    spec, w, v = knapsack()
+    backend = make_backend("startlp:x", spec)
+    rounds = []
+
+    def always(x, result):
+        rounds.append(result)
+        return [(f"loose{len(rounds)}", 1, [0], [0], [1.0], -np.inf, 1.0)]  # x0 <= 1, cuts nothing
+
+    result, x = solve_adding_rows(backend, SolveOptions(time_limit=0.3), None, always)
+    assert len(rounds) >= 2 and x is not None
+    assert result.termination == "time_limit" and not result.proven_optimal and result.has_solution
+    assert "time limit was reached" in result.message
+    assert spec.n_rows == 1 + len(rounds) - 1  # the last rows asked for were not added
+    assert result.nodes == 0 and result.solve_time <= 0.3 + 0.2
 
 
 # ------------------------------------------------------------------ stored records

@@ -276,3 +276,15 @@ def test_feature_scaling_keeps_the_brute_force_optimum(feature_scaling):
     reg = OptimalTreeRegressor(max_depth=1, feature_scaling=feature_scaling, time_limit=None).fit(X, y)
     assert reg.result_.proven_optimal
     assert reg.result_.objective == pytest.approx(best / loss(y), rel=1e-7)
+
+
+def test_linear_leaves_refuse_coefficients_beyond_float64():
+    """Found by the long property profile: features spanning 2e-300 under targets of 1e15
+    decoded to infinite slopes and NaN predictions; now refused, naming the feature."""
+    X = np.array([[0.0], [0.0], [1e-300], [2e-300]])
+    y = np.array([0.0, 0.0, 1e15, 0.0])
+    with pytest.raises(ValueError, match=r"features \[0\].*rescale"):
+        OptimalTreeRegressor(max_depth=1, leaf_model="linear", time_limit=20).fit(X, y)
+    reg = OptimalTreeRegressor(max_depth=1, leaf_model="linear", time_limit=20).fit(X * 1e300, y)
+    assert np.isfinite(reg.predict(X * 1e300)).all()
+    assert np.isfinite(OptimalTreeRegressor(max_depth=1, time_limit=20).fit(X, y).predict(X)).all()

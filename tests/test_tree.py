@@ -7,7 +7,7 @@ import pytest
 from sklearn.datasets import load_diabetes, load_iris
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from greedy import OBLIQUE, PASS_THROUGH, Tree
+from greedy import OBLIQUE, Tree
 
 
 @pytest.fixture(scope="module")
@@ -49,32 +49,10 @@ def test_json_round_trip(iris_tree):
     np.testing.assert_array_equal(again.predict(X), tree.predict(X))
 
 
-@pytest.mark.parametrize("depth", [None, 3, 5])
-def test_heap_round_trip_preserves_predictions(iris_tree, depth):
-    X, _, _, tree = iris_tree
-    heap = tree.to_heap(depth)
-    D = tree.max_depth if depth is None else depth
-    assert heap.feature.shape == (2**D - 1,) and heap.value.shape == (2**D, 3)
-    back = Tree.from_heap(heap, n_features=4)
-    np.testing.assert_allclose(back.predict(X), tree.predict(X))
-    assert back.node_count == tree.node_count  # pass-through padding collapses again
-
-
-def test_heap_pads_shallow_leaves_with_pass_through():
-    heap = stump().to_heap(2)
-    # root splits; both depth-1 nodes are leaves, so heap nodes 2 and 3 pass through
-    np.testing.assert_array_equal(heap.feature, [0, PASS_THROUGH, PASS_THROUGH])
-    np.testing.assert_array_equal(heap.value, [[3, 1], [3, 1], [0, 4], [0, 4]])
-
-
-def test_heap_too_shallow_raises(iris_tree):
-    with pytest.raises(ValueError, match="does not fit"):
-        iris_tree[3].to_heap(1)
-
-
 def test_fill_statistics_recomputes_counts(iris_tree):
     X, y, est, tree = iris_tree
-    bare = Tree.from_heap(tree.to_heap(), n_features=4)
+    bare = Tree(tree.children_left, tree.children_right, tree.feature, tree.threshold, np.zeros_like(tree.value),
+                n_features=4)
     filled = bare.fill_statistics(X, y)
     np.testing.assert_allclose(filled.value, tree.value)
     np.testing.assert_array_equal(filled.n_node_samples, est.tree_.n_node_samples)
@@ -125,8 +103,6 @@ def test_oblique_split():
     tree = Tree([1, -1, -1], [2, -1, -1], [OBLIQUE, -2, -2], [1.0, np.nan, np.nan],
                 [[1, 1], [1, 0], [0, 1]], n_features=2, split_coef=coef)
     np.testing.assert_array_equal(tree.apply([[0.2, 0.7], [0.6, 0.7]]), [1, 2])
-    back = Tree.from_heap(tree.to_heap(2), n_features=2)
-    np.testing.assert_array_equal(back.apply([[0.2, 0.7], [0.6, 0.7]]), [1, 2])
 
 
 def test_linear_leaves():

@@ -1,87 +1,72 @@
-"""Shared skeleton of the depth-bounded tree formulations.
+"""Shared skeleton of the depth-bounded tree formulations, for every task.
 
 Every formulation models a tree on the *complete* binary tree of depth ``D`` in heap
-indexing: branch nodes ``1 .. 2**D - 1``, leaves ``2**D .. 2**(D+1) - 1``, node ``n``
-has children ``2n`` (left, ``x[f] <= threshold``) and ``2n + 1`` (right). A branch node
-that does not split sends every sample to its right child (``greedy.PASS_THROUGH``).
+indexing (:mod:`optitree.formulations._heap`): branch nodes ``1 .. 2**D - 1``, leaves
+``2**D .. 2**(D+1) - 1``, node ``n`` has children ``2n`` (left, ``x[f] <= threshold``)
+and ``2n + 1`` (right). A branch node that does not split sends every sample to its
+right child (``PASS_THROUGH``).
 
 :class:`TreeFormulation` holds what every formulation needs and nothing specific to one
-of them: validated and merged training data, the objective's units, the heap geometry,
-start trees made canonical on the training data, decoding back to a :class:`greedy.Tree`
-in original feature units, and the numpy recomputation of the objective.
+of them or to one task: validated and merged training data, the objective's units, the
+heap geometry, start trees made canonical on the training data and pruned for the
+objective, decoding back to a :class:`greedy.Tree` in original feature units, the numpy
+recomputation of the objective, a per-instance lower bound on it and the
+:meth:`~TreeFormulation.rows_after_solve` hook. What depends on the targets (their
+encoding and units, the baseline, leaf values, the loss) is its task policy
+(:mod:`optitree.formulations._task`).
 
-Objective units (all classification formulations)
--------------------------------------------------
+Objective units
+---------------
 .. math::
 
-    \\text{objective}(T) = \\frac{E(T)}{\\hat L} + \\alpha\\, S(T)
+    \\text{objective}(T) = \\frac{E(T)}{\\hat L} + \\text{penalty}(T),
+    \\qquad \\text{penalty}(T) = \\alpha\\, S(T) \\text{ by default}
 
-with :math:`E(T)` the weighted training misclassifications of tree :math:`T`,
-:math:`S(T)` its number of splits and :math:`\\hat L` the weighted error of the
-majority-class baseline (Bertsimas & Dunn's normalisation: ``alpha`` is the fraction of
-the baseline error a split must remove to pay for itself, independent of the sample
-size). When :math:`\\hat L = 0` (all weight on one class) every tree has zero error and
-the scale is taken as 1.
+with :math:`E(T)` the weighted training loss of tree :math:`T` (misclassifications for
+classification), :math:`S(T)` its number of splits and :math:`\\hat L` the loss of the
+best tree without splits (the majority class; the best constant): Bertsimas & Dunn's
+normalisation, ``alpha`` is the fraction of the baseline loss a split must remove to pay
+for itself, independent of the sample size. When :math:`\\hat L = 0` every tree has zero
+loss and the scale is taken as 1.
 """
 
 from __future__ import annotations
 
 import numbers
 from abc import ABC, abstractmethod
+from typing import ClassVar
 
 import numpy as np
 
 from greedy import LEAF_FEATURE, OBLIQUE, TREE_LEAF, Tree, midpoint_threshold
 
-__all__ = ["TreeFormulation", "InfeasibleStartError", "leaf_ancestors", "power_of_two_scale"]
+from ._heap import HeapTree, from_heap
+from ._task import ClassificationTask, Task, power_of_two_scale
 
-
-def power_of_two_scale(magnitude: float) -> float:
-    """``2**-e`` with ``magnitude * 2**-e`` in ``[0.5, 1)``; 1 for a zero magnitude.
-
-    Multiplying by a power of two is exact in floating point (barring underflow), so
-    scaled data give the solver numbers of order one and scale back without rounding.
-    """
-    if magnitude == 0 or not np.isfinite(magnitude):
-        return 1.0
-    return float(np.ldexp(1.0, -int(np.frexp(magnitude)[1])))
+__all__ = ["TreeFormulation", "InfeasibleStartError"]
 
 
 class InfeasibleStartError(ValueError):
     """A start tree cannot be given to the model (e.g. a leaf below ``min_samples_leaf``)."""
 
 
-def leaf_ancestors(depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """Ancestors of every leaf of the complete tree of ``depth``.
-
-    Returns
-    -------
-    ancestors : ndarray of int, shape (2**depth, depth)
-        ``ancestors[k, s]`` is the heap id of the ancestor ``s + 1`` levels above leaf
-        ``2**depth + k`` (column 0 is the parent, the last column the root).
-    goes_left : ndarray of bool, shape (2**depth, depth)
-        Whether the path to the leaf takes the left branch at that ancestor.
-    """
-    leaves = np.arange(2**depth, 2 ** (depth + 1))
-    shifts = np.arange(1, depth + 1)
-    ancestors = leaves[:, None] >> shifts[None, :]
-    goes_left = ((leaves[:, None] >> (shifts[None, :] - 1)) & 1) == 0
-    return ancestors, goes_left
-
-
 class TreeFormulation(ABC):
-    """Base class of the depth-``D`` classification tree formulations.
+    """Base class of the depth-``D`` tree formulations.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
         Finite training features.
     y : array-like of shape (n_samples,)
-        Class codes ``0 .. n_classes - 1``.
+        Targets as the task encodes them: class codes ``0 .. n_classes - 1``
+        (classification) or finite reals (regression).
     depth : int
         Maximum depth ``D >= 1``.
+    task : Task, optional
+        The task policy, an instance of :attr:`task_type`; default
+        ``ClassificationTask(n_classes)``. Each formulation creates its own.
     n_classes : int, optional
-        Number of classes ``K``; default ``max(y) + 1``.
+        Classification: number of classes ``K``; default ``max(y) + 1``.
     alpha : float, default=0.0
         Complexity penalty per split, in the objective's units (module docstring).
     min_samples_leaf : int, default=1
@@ -90,13 +75,19 @@ class TreeFormulation(ABC):
         Non-negative weights. Samples of weight 0 are left out of the model (they
         change neither the objective nor, by this convention, the leaf sizes).
     merge_duplicates : bool, default=True
-        Merge samples with identical features and label into one weighted row (exact;
+        Merge samples with identical features and target into one weighted row (exact;
         leaf sizes count the merged samples).
 
     Attributes
     ----------
+    task : Task
+        The task policy, bound to the data.
+    n_classes : int
+        Number of classes (0 for regression).
     X, y, weight, count : ndarray
-        The modelled (merged) rows, their class codes, summed weights and multiplicities.
+        The modelled (merged) rows, their encoded targets, summed weights and multiplicities.
+    X_train, y_train, weight_train : ndarray
+        The training data as given (``y_train`` encoded).
     weight_scale : float
         Power of two putting the largest merged weight in ``[0.5, 1)``: the model sees
         ``model_weight = weight * weight_scale`` (exact), numbers of order one whatever
@@ -106,12 +97,17 @@ class TreeFormulation(ABC):
     total_weight : float
         Sum of ``model_weight`` (model units).
     baseline_error : float
-        :math:`\\hat L`, the weighted error of predicting the majority class (user units).
+        :math:`\\hat L`, the loss of the best tree without splits (user units).
     model_error_scale : float
-        ``1 / (baseline_error * weight_scale)``, the objective's factor on model-unit
-        errors (1 when the baseline error is 0).
+        The objective's factor on model-unit losses: ``1 / L̂`` in model units (1 when
+        the baseline is 0).
     error_scale : float
-        ``1 / baseline_error``, the same factor on user-unit errors.
+        The same factor on user-unit losses.
+    objective_lower_bound : float
+        A valid lower bound on the objective of every tree this formulation can return
+        (default 0: every term is non-negative). A subclass or an acceleration stage may
+        raise it for this instance; the estimators report
+        ``max(solver bound, objective_lower_bound)`` as ``result_.bound``.
     spec : ModelSpec or None
         The model after :meth:`build`.
     vars : dict[str, ndarray]
@@ -119,13 +115,11 @@ class TreeFormulation(ABC):
     """
 
     name = "base"
+    #: The task policy class this formulation models (the registry's task).
+    task_type: ClassVar[type[Task]] = ClassificationTask
     #: Peak memory of a solve, ``(base bytes, bytes per non-zero)`` (``optitree._memory.estimate_peak_bytes``);
     #: calibrated per formulation with ``python -m experiments.bench_memory``.
     solve_memory = (150 * 2**20, 550)
-    #: A valid lower bound on the model's objective: every term (weighted errors or
-    #: losses, penalties) is non-negative. The estimators report
-    #: ``max(solver bound, objective_lower_bound)`` as ``result_.bound``.
-    objective_lower_bound = 0.0
     #: Whether the model's objective is the true objective of its tree (False: it
     #: underestimates it, e.g. a piecewise-linear approximation).
     objective_is_exact = True
@@ -136,28 +130,27 @@ class TreeFormulation(ABC):
         y,
         *,
         depth: int,
+        task: Task | None = None,
         n_classes: int | None = None,
         alpha: float = 0.0,
         min_samples_leaf: int = 1,
         sample_weight=None,
         merge_duplicates: bool = True,
     ):
+        if task is None:
+            task = ClassificationTask(n_classes)
+        elif n_classes is not None:
+            raise ValueError("n_classes is given by the task; pass one or the other")
+        if not isinstance(task, self.task_type):
+            raise TypeError(f"{type(self).__name__} needs a {self.task_type.__name__}, got {type(task).__name__}")
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
         if not np.isfinite(X).all():
             raise ValueError("X contains NaN or infinite values; the formulations need finite features")
-        y = np.asarray(y)
+        y = task.encode(y)
         if y.shape != (X.shape[0],):
             raise ValueError(f"y must have shape ({X.shape[0]},), got {y.shape}")
-        if not np.issubdtype(y.dtype, np.integer):
-            if not (np.issubdtype(y.dtype, np.floating) and np.all(y == np.round(y))):
-                raise ValueError("y must hold integer class codes 0 .. n_classes - 1")
-        y = y.astype(np.intp)
-        if n_classes is None:
-            n_classes = int(y.max()) + 1
-        if y.min() < 0 or y.max() >= n_classes:
-            raise ValueError(f"class codes must lie in [0, {n_classes}), got [{y.min()}, {y.max()}]")
         if not isinstance(depth, numbers.Integral) or isinstance(depth, bool) or depth < 1:
             raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
         if not isinstance(alpha, numbers.Real) or not np.isfinite(alpha) or alpha < 0:
@@ -172,8 +165,9 @@ class TreeFormulation(ABC):
         if not (sw > 0).any():
             raise ValueError("sample_weight is zero for every sample")
 
+        self.task = task
         self.depth = int(depth)
-        self.n_classes = int(n_classes)
+        self.n_classes = task.n_classes
         self.alpha = float(alpha)
         self.min_samples_leaf = int(min_samples_leaf)
         self.n_features = X.shape[1]
@@ -184,19 +178,20 @@ class TreeFormulation(ABC):
             rows, inverse = np.unique(np.column_stack([Xk, yk]), axis=0, return_inverse=True)
             inverse = inverse.ravel()
             self.X = np.ascontiguousarray(rows[:, :-1])
-            self.y = rows[:, -1].astype(np.intp)
+            self.y = rows[:, -1].astype(y.dtype)
             self.weight = np.bincount(inverse, weights=wk, minlength=rows.shape[0])
             self.count = np.bincount(inverse, minlength=rows.shape[0]).astype(np.float64)
         else:
             self.X, self.y, self.weight, self.count = Xk, yk, wk, np.ones(yk.shape[0])
         self.weight_scale = power_of_two_scale(float(self.weight.max()))
         self.model_weight = self.weight * self.weight_scale
-        class_weight = np.bincount(self.y, weights=self.model_weight, minlength=self.n_classes)
-        self.total_weight = float(class_weight.sum())
-        model_baseline = float(self.total_weight - class_weight.max())
+        self.total_weight = float(self.model_weight.sum())
+        model_baseline = task.prepare(y, self.y, self.model_weight)
+        unit = self.weight_scale * task.target_unit
         self.model_error_scale = 1.0 / model_baseline if model_baseline > 0 else 1.0
-        self.baseline_error = model_baseline / self.weight_scale
-        self.error_scale = self.model_error_scale * self.weight_scale
+        self.baseline_error = model_baseline / unit
+        self.error_scale = self.model_error_scale * unit
+        self.objective_lower_bound = 0.0
         self.spec = None
         self.vars: dict[str, np.ndarray] = {}
 
@@ -224,8 +219,8 @@ class TreeFormulation(ABC):
         """Build and return the :class:`~optitree._model.ModelSpec`; also sets ``spec`` and ``vars``."""
 
     @abstractmethod
-    def _heap_from_solution(self, x: np.ndarray):
-        """The solution's tree as a :class:`greedy.HeapTree` with thresholds in original units."""
+    def _heap_from_solution(self, x: np.ndarray) -> HeapTree:
+        """The solution's splits as a :class:`HeapTree` (:meth:`_heap`) with thresholds in original units."""
 
     @abstractmethod
     def _start_columns(self, tree: Tree) -> np.ndarray:
@@ -234,7 +229,7 @@ class TreeFormulation(ABC):
     def discrete_start(self, x: np.ndarray) -> dict[int, float]:
         """Sparse MIP start from a complete vector: ``{column: value}`` of the integer columns.
 
-        HiGHS completes the continuous columns by solving an LP (DESIGN.md §3).
+        HiGHS completes the continuous columns by solving an LP.
         """
         self._require_spec()
         cols = np.concatenate(
@@ -246,19 +241,38 @@ class TreeFormulation(ABC):
         if self.spec is None:
             raise RuntimeError(f"call build() before using the {self.name!r} model")
 
+    def rows_after_solve(self, x: np.ndarray, result) -> list[tuple] | None:
+        """Rows to add to the model after a solve, or None to keep the solution (default).
+
+        The fit pipeline (:func:`optitree.solvers.resolve.solve_adding_rows`) calls this after
+        every solve that returned a solution ``x`` (every column of :attr:`spec`;
+        ``result`` is its :class:`~optitree.solvers.SolveResult`). Each row block is a
+        tuple of :meth:`ModelSpec.add_rows <optitree._model.ModelSpec.add_rows>`
+        arguments ``(name, n_rows, rows, cols, vals, lb, ub)`` with a new block name;
+        the pipeline adds them to the loaded solver and solves again, warm from ``x``,
+        within the remaining time limit, until this returns None (or no rows) or the
+        time is up. Use it for cuts and outer loops (rows found violated by ``x``).
+        Rows must not cut off the start tree: the pipeline returns the start when the
+        solver finds nothing better.
+        """
+        return None
+
     # ------------------------------------------------------------------ trees
     def objective_of_tree(self, tree: Tree) -> float:
         """The objective of ``tree`` on the training data, recomputed with numpy.
 
-        Uses the tree's own leaf predictions (``argmax`` of the node class
-        distribution), the full training set and weights, and the same units as the
-        model's objective: ``E(T) / baseline_error + alpha * n_splits``.
+        Uses the tree's own predictions (leaf majority classes, leaf values or leaf
+        models), the full training set and weights, and the same units as the model's
+        objective: ``E(T) / baseline_error + penalty(T)``.
         """
-        if tree.task != "classification":
-            raise ValueError("objective_of_tree expects a classification tree")
-        pred = tree.predict(self.X_train).argmax(axis=1)
-        errors = float((self.weight_train[pred != self.y_train] * self.weight_scale).sum())
-        return errors * self.model_error_scale + self.alpha * tree.n_splits
+        if tree.task != self.task.name:
+            raise ValueError(f"objective_of_tree expects a {self.task.name} tree")
+        loss = self.task.model_loss(tree, self.X_train, self.y_train, self.weight_train * self.weight_scale)
+        return loss * self.model_error_scale + self.penalty(tree)
+
+    def penalty(self, tree: Tree) -> float:
+        """The objective's complexity terms for ``tree``: ``alpha`` per split (default)."""
+        return self.alpha * tree.n_splits
 
     def canonical_tree(self, tree: Tree) -> tuple[Tree, int]:
         """The tree that partitions the training data like ``tree``, in canonical form.
@@ -306,7 +320,7 @@ class TreeFormulation(ABC):
             stack.append((tree.children_left[old], lnew, idx[left]))
         n = len(cl)
         out = Tree(
-            cl, cr, feat, thr, np.zeros((n, self.n_classes)), n_features=self.n_features,
+            cl, cr, feat, thr, np.zeros((n, self.task.n_values)), n_features=self.n_features, task=self.task.name,
             split_coef=None if coef is None else np.array(coef),
         )
         return self._with_statistics(out), removed
@@ -315,10 +329,13 @@ class TreeFormulation(ABC):
         """Best subtree of a canonical ``tree`` for the objective (bottom-up pruning).
 
         A split is kept only when ``alpha`` plus the best cost of its two subtrees is
-        strictly smaller than the error of the node as a leaf (ties prune). Returns the
-        pruned tree and the number of splits removed.
+        strictly smaller than the loss of the node as a leaf (ties prune). Returns the
+        pruned tree and the number of splits removed; a tree whose task does not price
+        its nodes as leaves (:attr:`Task.prunable`) is returned as it is.
         """
-        leaf_cost = self._leaf_costs(tree)
+        if not self.task.prunable:
+            return tree, 0
+        leaf_cost = self.task.leaf_losses(self, tree) * self.model_error_scale
         best = leaf_cost.copy()
         keep = np.zeros(tree.node_count, bool)
         for node in np.flatnonzero(~tree.is_leaf)[::-1]:  # children before parents
@@ -351,11 +368,6 @@ class TreeFormulation(ABC):
             split_coef=None if tree.split_coef is None else tree.split_coef[ids],
         )
         return self._with_statistics(out), removed
-
-    def _leaf_costs(self, tree: Tree) -> np.ndarray:
-        """Objective term of every node of ``tree`` if it were a leaf (weighted errors, scaled)."""
-        v = tree.value * self.weight_scale  # weighted class counts from the training data, in model units
-        return (v.sum(axis=1) - v.max(axis=1)) * self.model_error_scale
 
     def prepare_start(self, tree: Tree) -> tuple[Tree, str]:
         """The start the model receives for ``tree``, and a note on what changed ("" if nothing).
@@ -422,23 +434,26 @@ class TreeFormulation(ABC):
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (spec.n_cols,):
             raise ValueError(f"x must have shape ({spec.n_cols},), got {x.shape}")
-        heap = self._heap_from_solution(x)
-        tree = Tree.from_heap(heap, self.n_features, "classification")
+        tree = from_heap(self._heap_from_solution(x), self.n_features, self.task.name)
         return self.canonical_tree(tree)[0]
 
     # ------------------------------------------------------------------ helpers
     def _check_tree(self, tree: Tree) -> None:
         if not isinstance(tree, Tree):
             raise TypeError(f"expected a greedy.Tree, got {type(tree).__name__}")
-        if tree.task != "classification":
-            raise ValueError("a classification formulation needs a classification tree")
+        if tree.task != self.task.name:
+            raise ValueError(f"a {self.task.name} formulation needs a {self.task.name} tree")
         if tree.n_features != self.n_features:
             raise ValueError(f"tree has {tree.n_features} features, the data has {self.n_features}")
         if tree.category_left is not None and tree.categorical_nodes.any():
             raise ValueError("categorical splits are not supported by threshold formulations")
 
     def _with_statistics(self, tree: Tree) -> Tree:
-        return tree.fill_statistics(self.X_train, self.y_train, self.weight_train, n_classes=self.n_classes)
+        return self.task.statistics(tree, self.X_train, self.y_train, self.weight_train)
+
+    def _heap(self, feature: np.ndarray, threshold: np.ndarray, split_coef: np.ndarray | None = None) -> HeapTree:
+        """A :class:`HeapTree` of this depth with the given splits (leaf values are recomputed on decoding)."""
+        return HeapTree(self.depth, feature, threshold, np.zeros((self.n_leaves, self.task.n_values)), split_coef)
 
     def _heap_ids(self, tree: Tree) -> np.ndarray:
         """Heap id (root = 1) of every node of a compact tree."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from greedy import Tree
 
-from ._base import leaf_ancestors
+from ._heap import leaf_ancestors
 
 __all__ = [
     "routing_pairs", "add_skeleton_rows", "heap_leaf_of_samples", "set_skeleton_start", "add_class_leaf_rows",

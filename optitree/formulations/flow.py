@@ -62,10 +62,11 @@ import numbers
 
 import numpy as np
 
-from greedy import PASS_THROUGH, HeapTree, Tree, midpoint_threshold
+from greedy import Tree, midpoint_threshold
 
 from .._model import ModelSpec
 from ._base import TreeFormulation
+from ._heap import PASS_THROUGH, HeapTree
 
 __all__ = ["FlowOCTFormulation"]
 
@@ -358,4 +359,4 @@ class FlowOCTFormulation(TreeFormulation):
             q = b[split].argmax(axis=1)
             feature[split] = self.threshold_feature[q]
             threshold[split] = self.threshold_value[q]
-        return HeapTree(self.depth, feature, threshold, np.zeros((self.n_leaves, self.n_classes)))
+        return self._heap(feature, threshold)

@@ -53,10 +53,9 @@ import warnings
 
 import numpy as np
 
-from greedy import PASS_THROUGH, HeapTree
-
 from .._model import ModelSpec
 from ._base import TreeFormulation
+from ._heap import PASS_THROUGH, HeapTree, to_heap
 from ._skeleton import (
     _class_leaf_nnz, _class_leaf_rows, _skeleton_nnz, _skeleton_rows, add_class_leaf_rows, add_skeleton_rows,
     routing_pairs, set_class_leaf_start,
@@ -216,7 +215,7 @@ class OCTFormulation(TreeFormulation):
     def _set_split_start(self, tree, x: np.ndarray) -> None:
         """Write ``a, b, d`` of a canonical ``tree`` into the solution vector ``x``."""
         v = self.vars
-        heap = tree.to_heap(self.depth)
+        heap = to_heap(tree, self.depth)
         split = np.flatnonzero(heap.feature != PASS_THROUGH)
         feats = heap.feature[split]
         x[v["a"][split, feats]] = 1.0
@@ -236,4 +235,4 @@ class OCTFormulation(TreeFormulation):
             q = np.searchsorted(self._scaled_values[j], b[m] - 0.5 * self.epsilon[j], side="right")
             feature[m] = j
             threshold[m] = self._values[j][q - 1] if q > 0 else self._values[j][0] - 1.0
-        return HeapTree(self.depth, feature, threshold, np.zeros((self.n_leaves, self.n_classes)))
+        return self._heap(feature, threshold)

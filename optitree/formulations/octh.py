@@ -31,7 +31,7 @@ with ``s`` binary (feature ``j`` used at node ``m``) and the tightest big-M
 paper's ``-s <= a <= s``: the same feasible set, half the rows). The margin enters
 the right rows as ``μ d_m`` rather than ``μ`` so that a non-splitting node
 (``a = 0, b = 0``) can send samples right — the heap convention of
-:class:`greedy.HeapTree` — while ``l_t <= d_m`` forbids the left.
+:class:`~optitree.formulations.HeapTree` — while ``l_t <= d_m`` forbids the left.
 
 The margin ``μ`` (``margin``, in scaled projection units; default ``1e-4``)
 ------------------------------------------------------------------------------
@@ -57,10 +57,11 @@ import numbers
 
 import numpy as np
 
-from greedy import OBLIQUE, PASS_THROUGH, HeapTree, Tree, midpoint_threshold
+from greedy import OBLIQUE, Tree, midpoint_threshold
 
 from .._model import ModelSpec
 from ._base import TreeFormulation
+from ._heap import PASS_THROUGH, HeapTree
 from ._skeleton import (
     _class_leaf_nnz, _class_leaf_rows, _skeleton_nnz, _skeleton_rows, add_class_leaf_rows, add_skeleton_rows,
     routing_pairs, set_class_leaf_start,
@@ -189,14 +190,13 @@ class OCTHFormulation(TreeFormulation):
         spec.add_rows(name, P * N, np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), lb, ub)
 
     # ------------------------------------------------------------------ trees
-    def objective_of_tree(self, tree: Tree) -> float:
-        """``E(T) / L̂ + α · (number of non-zero split coefficients)``, recomputed with numpy.
+    def penalty(self, tree: Tree) -> float:
+        """``α · (number of non-zero split coefficients)``.
 
         A univariate split uses one feature, so for axis-aligned trees this equals
-        OCT's objective.
+        OCT's penalty.
         """
-        n_used = features_used(tree)
-        return super().objective_of_tree(tree) + self.alpha * (n_used - tree.n_splits)
+        return self.alpha * features_used(tree)
 
     def _hyperplane(self, coef: np.ndarray, threshold: float) -> tuple[np.ndarray, float]:
         """Scaled ``(a, θ')`` with ``Σ|a| = 1`` equivalent to ``coef·x <= threshold``."""
@@ -271,8 +271,7 @@ class OCTHFormulation(TreeFormulation):
         # un-scale a·x' <= b + μ/2 (the middle of the ambiguous band): coef·x <= b + μ/2 + coef·x_min
         threshold = np.where(split, b + 0.5 * self.margin + coef @ self.x_min, 0.0)
         feature = np.where(split, OBLIQUE, PASS_THROUGH)
-        return HeapTree(self.depth, feature, threshold, np.zeros((self.n_leaves, self.n_classes)),
-                        np.where(split[:, None], coef, 0.0))
+        return self._heap(feature, threshold, np.where(split[:, None], coef, 0.0))
 
     def decode(self, spec, x) -> Tree:
         """As :meth:`TreeFormulation.decode`; single-coefficient hyperplanes become univariate splits."""

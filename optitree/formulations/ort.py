@@ -40,7 +40,6 @@ the returned tree as the objective and recomputes the gap against that bound.
 
 from __future__ import annotations
 
-import dataclasses
 import numbers
 
 import numpy as np
@@ -48,26 +47,14 @@ import numpy as np
 from greedy import Tree
 
 from .._model import ModelSpec
-from .oct import OCTFormulation
-from ._base import power_of_two_scale
 from ._skeleton import _skeleton_nnz, _skeleton_rows, add_skeleton_rows, set_skeleton_start
+from ._task import LEAF_MODELS, LOSSES, RegressionTask
+from .oct import OCTFormulation
 
-__all__ = ["ORTFormulation", "LEAF_MODELS", "LOSSES", "weighted_median", "squared_tangents"]
+__all__ = ["ORTFormulation", "LEAF_MODELS", "LOSSES", "squared_tangents"]
 
-LEAF_MODELS = ("constant", "linear")
-LOSSES = ("absolute", "squared")
 _TANGENT_RATIO = 1.2
 _TANGENT_FLOOR = 1e-3
-
-
-def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
-    """A minimiser of ``Σ w_i |v_i - m|``: the middle of the weighted median interval."""
-    order = np.argsort(values, kind="stable")
-    v, cum = values[order], np.cumsum(weights[order])
-    half = 0.5 * cum[-1]
-    lo = int(np.searchsorted(cum, half * (1 - 1e-12)))
-    hi = int(np.searchsorted(cum, half * (1 + 1e-12), side="right"))
-    return 0.5 * (v[lo] + v[min(hi, v.size - 1)])
 
 
 def squared_tangents(max_residual: float) -> np.ndarray:
@@ -102,10 +89,11 @@ class ORTFormulation(OCTFormulation):
 
     Attributes
     ----------
-    target, target_train : ndarray
-        Targets of the modelled (merged) rows and of the training rows.
-    baseline_error : float
-        ``L̂``: weighted loss of the best constant prediction.
+    task : RegressionTask
+        Targets, their scaling to the model's units, the loss and the baseline ``L̂``
+        (the weighted loss of the best constant prediction).
+    model_target : ndarray
+        Targets of the modelled (merged) rows in model units.
     tangents : ndarray or None
         Tangent points of the squared-error approximation.
 
@@ -114,62 +102,55 @@ class ORTFormulation(OCTFormulation):
     """
 
     name = "ort"
+    task_type = RegressionTask
     solve_memory = (150 * 2**20, 260)  # measured: experiments/bench_memory.py
 
     def __init__(
         self, X, y, *, depth, leaf_model: str = "constant", loss: str = "absolute",
         coef_budget: float = 2.0, leaf_alpha: float = 0.0, **kwargs,
     ):
-        y = np.asarray(y)
-        if y.ndim != 1 or not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
-            raise ValueError(f"y must be a 1-D array of real targets, got shape {y.shape} and dtype {y.dtype}")
-        y = y.astype(np.float64)
-        if not np.isfinite(y).all():
-            raise ValueError("y contains NaN or infinite values")
-        if leaf_model not in LEAF_MODELS:
-            raise ValueError(f"leaf_model must be one of {LEAF_MODELS}, got {leaf_model!r}")
-        if loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
         for name, value, low in (("coef_budget", coef_budget, 0.0), ("leaf_alpha", leaf_alpha, None)):
             if not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0 or value == low:
                 raise ValueError(f"{name} must be a finite number {'> 0' if low is not None else '>= 0'}, got {value!r}")
-        # the base class merges duplicate rows by (X, class code): codes of the distinct
-        # target values merge exactly the rows whose features and targets are equal
-        values, codes = np.unique(y, return_inverse=True)
-        super().__init__(X, codes.reshape(-1), depth=depth, n_classes=values.size, **kwargs)
+        super().__init__(X, y, depth=depth, task=RegressionTask(loss, leaf_model), **kwargs)
         self.leaf_model, self.loss = leaf_model, loss
         self.objective_is_exact = loss == "absolute"
         self.coef_budget, self.leaf_alpha = float(coef_budget), float(leaf_alpha)
-        self.target, self.target_train = values[self.y], y
-        # the model sees targets (y - centre) * target_scale in [-1, 1] (target_scale a power of two)
-        lo, hi = float(y.min()), float(y.max())
-        half_range = 0.5 * hi - 0.5 * lo
-        self.target_centre = 0.5 * lo + 0.5 * hi
-        self.target_scale = power_of_two_scale(half_range)
-        if not np.isfinite(self.target_scale * (hi - self.target_centre)):
-            raise ValueError(f"the range of y ({lo:g} .. {hi:g}) must be a finite float64; "
-                             f"targets must lie within +-{np.finfo(np.float64).max / 2:.3g}")
-        self.model_target = self._to_model_units(self.target)
-        t, w = self.model_target, self.model_weight
+        self.model_target = self.task.to_model_units(self.y)
+        t = self.model_target
         self.y_min, self.y_max = float(t.min()), float(t.max())
         self.y_range = self.y_max - self.y_min if self.y_max > self.y_min else 1.0
-        if loss == "absolute":
-            model_baseline = float(w @ np.abs(t - weighted_median(t, w)))
-        else:
-            model_baseline = float(w @ (t - np.average(t, weights=w)) ** 2)
-        self.model_error_scale = 1.0 / model_baseline if model_baseline > 0 else 1.0
-        target_unit = self.target_scale ** (1 if loss == "absolute" else 2)
-        self.baseline_error = model_baseline / (self.weight_scale * target_unit)
-        self.error_scale = self.model_error_scale * self.weight_scale * target_unit
         # linear leaves: min-max scaled, centred features (independent of feature_scaling)
         lo = self.X.min(axis=0)
         span = self.X.max(axis=0) - lo
         self._leaf_min, self._leaf_range = lo, np.where(span > 0, span, 1.0)
         self.X_leaf = np.where(span > 0, (self.X - lo) / self._leaf_range - 0.5, 0.0)
         linear = leaf_model == "linear"
+        if linear:
+            self._check_coefficient_range()
         self._beta_slack = 0.5 * self.coef_budget * self.y_range if linear else 0.0
         self._loss_m = np.maximum(t - self.y_min, self.y_max - t) + 2 * self._beta_slack
         self.tangents = squared_tangents(float(self._loss_m.max())) if loss == "squared" else None
+
+    def _check_coefficient_range(self) -> None:
+        """Refuse data whose largest admissible leaf coefficient is not a finite float64.
+
+        A coefficient within ``coef_budget`` reaches ``C · range(y) / range(x_j)`` in user
+        units, and the intercept subtracts it times ``min(x_j)``: both must stay finite for
+        the decoded tree to predict.
+        """
+        user_range = self.y_range / self.task.target_scale
+        with np.errstate(over="ignore", invalid="ignore"):
+            top = self.coef_budget * user_range / self._leaf_range
+            reach = top * np.maximum(1.0, np.abs(self._leaf_min)) * self.n_features
+        bad = np.flatnonzero(self.usable & ~(np.isfinite(reach) & (reach < 1e300)))
+        if bad.size:
+            raise ValueError(
+                f"leaf_model='linear': the coefficients of features {bad.tolist()} could reach "
+                f"{float(np.max(top[bad])):.3g} (range(y) / range(x_j) = {user_range:.3g} / "
+                f"{float(np.min(self._leaf_range[bad])):.3g}), beyond float64; rescale those features "
+                "(or y) so that range(y) / range(x_j) stays below about 1e290, or use leaf_model='constant'"
+            )
 
     # ------------------------------------------------------------------ size
     def estimate_size(self) -> tuple[int, int, int]:
@@ -248,68 +229,13 @@ class ORTFormulation(OCTFormulation):
                           np.column_stack([np.ones(N * K), np.tile(-2 * e, N)]).ravel(), np.tile(-(e**2), N), np.inf)
 
     # ------------------------------------------------------------------ trees
-    def _check_tree(self, tree: Tree) -> None:
-        if not isinstance(tree, Tree):
-            raise TypeError(f"expected a greedy.Tree, got {type(tree).__name__}")
-        if tree.n_features != self.n_features:
-            raise ValueError(f"tree has {tree.n_features} features, the data has {self.n_features}")
-        if tree.category_left is not None and tree.categorical_nodes.any():
-            raise ValueError("categorical splits are not supported by threshold formulations")
-
-    def _with_statistics(self, tree: Tree) -> Tree:
-        """Regression statistics; node values are the loss's best constant (weighted median / mean)."""
-        d = tree.to_dict()
-        d.update(task="regression", value=np.zeros((tree.node_count, 1)))
-        out = Tree.from_dict(d).fill_statistics(self.X_train, self.target_train, self.weight_train)
-        if self.loss == "absolute":
-            path = out.decision_path(self.X_train).tocsc()
-            for node in range(out.node_count):
-                rows = path.indices[path.indptr[node] : path.indptr[node + 1]]
-                if rows.size:
-                    out.value[node, 0] = weighted_median(self.target_train[rows], self.weight_train[rows])
-        return out
-
-    def _to_model_units(self, values: np.ndarray) -> np.ndarray:
-        """Targets or predictions in the model's units: ``(v - target_centre) * target_scale``."""
-        return (values - self.target_centre) * self.target_scale
-
-    def _loss(self, pred: np.ndarray) -> float:
-        """Weighted training loss of predictions ``pred``, in model units (no overflow for huge targets)."""
-        r = (self.target_train - pred) * self.target_scale
-        return float((self.weight_train * self.weight_scale) @ (np.abs(r) if self.loss == "absolute" else r**2))
-
-    def objective_of_tree(self, tree: Tree) -> float:
-        """``loss(T) / L̂ + α · n_splits + λ · Σ_leaves Σ_j |coef_j| range(x_j) / range(y)``, with numpy."""
-        if tree.task != "regression":
-            raise ValueError("objective_of_tree expects a regression tree")
+    def penalty(self, tree: Tree) -> float:
+        """``α · n_splits + λ · Σ_leaves Σ_j |coef_j| range(x_j) / range(y)``."""
         penalty = 0.0
         if tree.leaf_coef is not None:
-            model_coef = np.abs(tree.leaf_coef[tree.is_leaf]) * self.target_scale
+            model_coef = np.abs(tree.leaf_coef[tree.is_leaf]) * self.task.target_scale
             penalty = float((model_coef @ self._leaf_range).sum()) / self.y_range
-        return self._loss(tree.predict(self.X_train)) * self.model_error_scale + self.alpha * tree.n_splits + (
-            self.leaf_alpha * penalty
-        )
-
-    def pruned_tree(self, tree: Tree) -> tuple[Tree, int]:
-        """As :meth:`TreeFormulation.pruned_tree`, for constant leaves.
-
-        Linear leaves are not pruned: their cost as a leaf needs an LP per node.
-        """
-        if self.leaf_model == "linear":
-            return tree, 0
-        return super().pruned_tree(tree)
-
-    def _leaf_costs(self, tree: Tree) -> np.ndarray:
-        """Scaled loss of every node of ``tree`` predicting its constant value as a leaf."""
-        samples = self._node_samples(tree)
-        return self.model_error_scale * np.array(
-            [self._loss_at(idx, tree.value[node, 0]) for node, idx in enumerate(samples)]
-        )
-
-    def _loss_at(self, idx: np.ndarray, prediction: float) -> float:
-        """Weighted loss (model units) of predicting ``prediction`` (user units) for modelled rows ``idx``."""
-        r = (self.target[idx] - prediction) * self.target_scale
-        return float(self.model_weight[idx] @ (np.abs(r) if self.loss == "absolute" else r**2))
+        return self.alpha * tree.n_splits + self.leaf_alpha * penalty
 
     def _start_columns(self, tree: Tree) -> np.ndarray:
         v, L = self.vars, self.n_leaves
@@ -317,16 +243,13 @@ class ORTFormulation(OCTFormulation):
         self._set_split_start(tree, x)
         leaf_k = set_skeleton_start(self, tree, x)
         beta = np.full(L, self.y_min)
-        beta[leaf_k] = self._to_model_units(tree.predict(self.X))  # constant leaves: one value per heap leaf
+        beta[leaf_k] = self.task.to_model_units(tree.predict(self.X))  # constant leaves: one value per heap leaf
         x[v["beta"]] = beta
         f = np.abs(self.model_target - beta[leaf_k])
         x[v["f"]] = f
         if self.tangents is not None:
             x[v["q"]] = (2 * self.tangents[None, :] * f[:, None] - self.tangents[None, :] ** 2).max(axis=1)
         return x
-
-    def _heap_from_solution(self, x):
-        return dataclasses.replace(super()._heap_from_solution(x), value=np.zeros((self.n_leaves, 1)))
 
     def decode(self, spec, x) -> Tree:
         """Tree of a solution in original units; linear leaves get the model's coefficients.
@@ -350,9 +273,10 @@ class ORTFormulation(OCTFormulation):
         if self.loss == "squared" and self.leaf_alpha == 0:
             self._refit_least_squares(tree, beta, w)
         # back to user units: beta is (prediction - target_centre) * target_scale at the box centre
-        user_range = self.y_range / self.target_scale
+        scale, centre = self.task.target_scale, self.task.target_centre
+        user_range = self.y_range / scale
         coef = user_range * w / self._leaf_range
-        intercept = beta / self.target_scale + self.target_centre - coef @ self._leaf_min - 0.5 * user_range * w.sum(axis=1)
+        intercept = beta / scale + centre - coef @ self._leaf_min - 0.5 * user_range * w.sum(axis=1)
         leaf = tree.is_leaf[:, None]
         d = tree.to_dict()
         d.update(leaf_coef=np.where(leaf, coef, 0.0), leaf_intercept=np.where(leaf[:, 0], intercept, 0.0))

@@ -6,6 +6,8 @@
   (:func:`register_backend`, :func:`make_backend`).
 * :mod:`~optitree.solvers.highs`: ``solver="highs"`` (default).
 * :mod:`~optitree.solvers.pyomo`: ``solver="pyomo:<name>"`` (Pyomo imported lazily).
+* :mod:`~optitree.solvers.resolve`: :func:`~optitree.solvers.resolve.solve_adding_rows`, the
+  fit's solve: rows a callback asks for after a solve are added and the model solved again.
 """
 
 from .base import (
