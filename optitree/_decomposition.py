@@ -271,7 +271,8 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
     info : dict
         ``candidates``, ``solved`` (sub-MIPs run), ``infeasible`` (by the activity test),
         ``settled_by_children`` (the children's bounds reach the incumbent: no sub-MIP),
-        ``pruned`` (never visited: bound at or above the incumbent), ``time``.
+        ``pruned`` (never visited: their bound reached the incumbent, or the time ran
+        out first; ``result.termination`` tells which), ``time``.
     """
     t0 = time.perf_counter()
     best = math.inf if incumbent is None else float(incumbent)
