@@ -10,7 +10,15 @@ being the engine's under the same constraint (checked against brute force in the
   ``allowed_features`` (the engine honours it: its proofs and bounds hold);
 * ``min_leaf``: ``min_samples_leaf=5`` (honoured by the engine);
 * ``forbid_pyomo``: the same forbidden feature as a Pyomo constraint the engine cannot see,
-  so only the MIP (with the engine's unconstrained bounds as rows) can prove the answer.
+  so only the MIP (with the engine's unconstrained bounds as rows) can prove the answer;
+* ``max_features``: at most 2 distinct features in the tree (Pyomo, :func:`max_features`);
+* ``class_quota``: every class predicted by at least one and at most ``max(1, 2**depth // K)``
+  leaves (Pyomo, :func:`class_quota`; no lower quota when ``K > 2**depth``).
+
+The engine cannot express the last two, and no exact optimum is known for them: the table
+shows "-" in "optimum" (the proven answers are checked against brute force in the tests).
+``--acceleration`` compares stage sets (e.g. ``all`` against ``start+proof+rows+screening``,
+the pipeline without the root-split decomposition).
 
 Usage::
 
@@ -59,7 +67,68 @@ def forbid_feature(X, y, depth, feature):
     return constraint
 
 
-def run(name, depth, time_limit, constraint):
+def _split_indicators(X, y, depth):
+    """``{feature: (first binarized column, ...)}``: FlowOCT's ``b_cum[n, first]`` is 1 iff node ``n`` splits on it."""
+    from optitree.formulations import FlowOCTFormulation
+
+    feature = FlowOCTFormulation(X, y, depth=depth).threshold_feature
+    used, first = np.unique(feature, return_index=True)
+    return dict(zip(used.tolist(), first.tolist()))
+
+
+#: Most rows the max_features constraint may add (it has one row per feature triple and node triple).
+MAX_FEATURE_ROWS = 100_000
+
+
+def max_features(X, y, depth, k=2):
+    """A Pyomo constraint: the tree splits on at most ``k`` distinct features; None if too large.
+
+    FlowOCT has no "feature used" variable, so the constraint is written on the split
+    indicators ``s[n, f] = b_cum[n, first_f]`` (node ``n`` splits on feature ``f``): for every
+    ``k + 1`` features and every assignment of them to distinct branch nodes,
+    ``Σ_j s[n_j, f_j] ≤ k`` — exactly "no ``k + 1`` distinct features are used" (two features
+    at one node are already excluded by the model). None when the rows would exceed
+    :data:`MAX_FEATURE_ROWS`, or when there are at most ``k`` features (nothing to constrain).
+    """
+    from itertools import combinations, permutations
+    from math import comb, perm
+
+    import pyomo.environ as pyo
+
+    first = _split_indicators(X, y, depth)
+    n_branch = 2**depth - 1
+    if len(first) <= k or n_branch <= k or comb(len(first), k + 1) * perm(n_branch, k + 1) > MAX_FEATURE_ROWS:
+        return None
+    rows = [tuple(zip(nodes, (first[f] for f in feats)))
+            for feats in combinations(sorted(first), k + 1) for nodes in permutations(range(n_branch), k + 1)]
+
+    def constraint(m):
+        m.max_features = pyo.Constraint(range(len(rows)),
+                                        rule=lambda m, r: sum(m.b_cum[n, q] for n, q in rows[r]) <= k)
+
+    return constraint
+
+
+def class_quota(X, y, depth):
+    """A Pyomo constraint: each class predicted by ``lo`` to ``hi`` leaves (``w[n, k]``, any node that predicts).
+
+    ``hi = max(1, 2**depth // K)``, ``lo = 1`` when ``K <= 2**depth`` (every class gets a
+    leaf), else 0.
+    """
+    import pyomo.environ as pyo
+
+    n_classes, n_nodes = int(y.max()) + 1, 2 ** (depth + 1) - 1
+    hi = max(1, 2**depth // n_classes)
+    lo = 1 if n_classes <= 2**depth else 0
+
+    def constraint(m):
+        m.class_quota = pyo.Constraint(
+            range(n_classes), rule=lambda m, k: (lo, sum(m.w[n, k] for n in range(n_nodes)), hi))
+
+    return constraint
+
+
+def run(name, depth, time_limit, constraint, acceleration="all"):
     from greedy import CARTClassifier
     from optitree import OptimalTreeClassifier
     from optitree.exact import solve
@@ -84,10 +153,17 @@ def run(name, depth, time_limit, constraint):
     elif constraint == "min_leaf":
         kwargs["min_samples_leaf"] = 5
         exact_errors = int(round(solve(X, y, max_depth=depth, min_samples_leaf=5).objective))
+    elif constraint in ("max_features", "class_quota"):
+        kwargs["constraints"] = (max_features if constraint == "max_features" else class_quota)(X, y, depth)
+        if kwargs["constraints"] is None:
+            print(f"{name} depth {depth}: {constraint} skipped (nothing to constrain or too many rows)", flush=True)
+            return None
+        exact_errors = "-"
     cart = CARTClassifier(max_depth=depth, random_state=0).fit(X, y)
     t0 = time.perf_counter()
     try:
-        clf = OptimalTreeClassifier(max_depth=depth, time_limit=time_limit, **kwargs).fit(X, y)
+        clf = OptimalTreeClassifier(max_depth=depth, time_limit=time_limit, acceleration=acceleration,
+                                    **kwargs).fit(X, y)
     except RuntimeError as exc:  # no feasible tree found within the limit
         print(f"{name} depth {depth}: {exc}", flush=True)
         return {"dataset": name, "n×p": f"{X.shape[0]}×{X.shape[1]}", "depth": depth, "proven": "no",
@@ -114,14 +190,17 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--depths", type=int, nargs="+", default=[2, 3])
     parser.add_argument("--time-limit", type=float, default=60.0)
-    parser.add_argument("--constraint", choices=("none", "forbid", "min_leaf", "forbid_pyomo"), default="none")
+    parser.add_argument("--constraint", default="none",
+                        choices=("none", "forbid", "min_leaf", "forbid_pyomo", "max_features", "class_quota"))
+    parser.add_argument("--acceleration", default="all", help="the estimator's acceleration (default: all)")
+    parser.add_argument("--sets", nargs="+", help="data sets to run (default: all, or the quick ones)")
     args = parser.parse_args(argv)
-    names = list(QUICK) if args.quick else [*SETS, *GENERATED]
+    names = args.sets or (list(QUICK) if args.quick else [*SETS, *GENERATED])
     warm_up()
     rows = []
     for depth in args.depths:
         for name in names:
-            row = run(name, depth, args.time_limit, args.constraint)
+            row = run(name, depth, args.time_limit, args.constraint, args.acceleration)
             if row is not None:
                 rows.append(row)
                 print({k: v for k, v in row.items() if not k.startswith("_")}, flush=True)

@@ -169,7 +169,7 @@ MAX_THRESHOLDS = {
 }
 ACCELERATION = {
     "acceleration": Param(str, None, choices=("none", "start", "start+rows", "start+rows+screening", "start+proof",
-                                              "all"),
+                                              "start+proof+rows+screening", "all"),
                           doc="exact-engine stages in the fit (default: all)"),
 }
 FEATURE_SCALING = {

@@ -27,21 +27,22 @@ formulation's objective is ``units_per_weight`` times them (:func:`model_units`)
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import exact
-from ._certificate import verify_certificate
+from ._certificate import CertificateWarning, verify_certificate
 from ._warmstart import solution_violation
 from .formulations import InfeasibleStartError
 from .solvers import SolveResult, relative_gap
 
-__all__ = ["STAGES", "parse_acceleration", "ExactStage", "ExactStageMixin", "model_units", "root_bound_row",
-           "restrict_features"]
+__all__ = ["STAGES", "parse_acceleration", "ExactStage", "ExactStageMixin", "model_units", "candidate_bounds",
+           "root_bound_row", "restrict_features"]
 
 #: Stages of the acceleration, each can be switched off (``acceleration="start+rows"`` ...).
-STAGES = ("start", "proof", "rows", "screening")
+STAGES = ("start", "proof", "rows", "screening", "decompose")
 
 _TOL = 1e-9
 
@@ -82,6 +83,11 @@ class ExactStage:
         The engine's solve: status, objective and bound (model units), time (s).
     bounds : dict or None
         Root bounds: candidates, exact ones, candidates screened, bound (model units), time.
+    implied : dict or None
+        Node-feature pairs the user rows forbid, added to ``allowed`` (:meth:`ExactStageMixin._implied_restrictions`).
+    decomposition : dict or None
+        Root-split decomposition (:mod:`optitree._decomposition`): candidates, sub-MIPs
+        solved, candidates infeasible by the activity test, pruned by their bound, time.
     certificate : str or None
         ``"engine"`` (the engine proved the tree optimal: no MIP) or ``"bounds"`` (the root
         bounds proved the incumbent optimal: no MIP), else None.
@@ -91,12 +97,15 @@ class ExactStage:
     allowed: np.ndarray | None = None
     engine: dict | None = None
     bounds: dict | None = None
+    decomposition: dict | None = None
+    implied: dict | None = None
     certificate: str | None = None
     times: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"stages": sorted(self.stages), "engine": self.engine, "bounds": self.bounds,
-                "certificate": self.certificate, "times": self.times}
+                "decomposition": self.decomposition, "implied": self.implied, "certificate": self.certificate,
+                "times": self.times}
 
     # ------------------------------------------------------------------ engine solve
     def solve(self, data, form, *, max_depth, min_samples_leaf, time_limit):
@@ -124,6 +133,34 @@ class ExactStage:
         return bounds
 
 
+def candidate_bounds(form, bounds):
+    """The engine's bound on a tree rooted at each FlowOCT root column (model units).
+
+    Returns
+    -------
+    lower : float array (F_b,)
+        ``alpha + L(c)`` for binarized feature ``c`` (exact ``(feature, threshold)`` match
+        with the engine's candidate), 0 without a match.
+    matched, exact : bool arrays (F_b,)
+        Whether the engine has a bound for it, and whether that bound is the optimum.
+    leaf : float
+        Cost of a root leaf.
+    """
+    units = model_units(form)
+    n_cand = form.threshold_value.size
+    lower = np.zeros(n_cand)
+    matched = np.zeros(n_cand, bool)
+    exact_bound = np.zeros(n_cand, bool)
+    key = {(int(f), float(t)): k for k, (f, t) in enumerate(zip(bounds.feature, bounds.threshold))}
+    for q, (f, t) in enumerate(zip(form.threshold_feature, form.threshold_value)):
+        k = key.get((int(f), float(t)))
+        if k is not None:
+            matched[q] = True
+            exact_bound[q] = bounds.exact[k]
+            lower[q] = (form.alpha / units + bounds.left_bound[k] + bounds.right_bound[k]) * units
+    return lower, matched, exact_bound, bounds.leaf_cost * units
+
+
 def root_bound_row(form, spec, bounds, *, incumbent=None, incumbent_root=None, screening=True,
                    add_row=True) -> dict:
     """Add the root bound row to a FlowOCT ``spec`` and screen candidates (module docstring).
@@ -149,22 +186,11 @@ def root_bound_row(form, spec, bounds, *, incumbent=None, incumbent_root=None, s
         ``candidates``, ``matched`` (with an engine bound), ``exact``, ``screened``,
         ``bound`` (the least cost of any tree, model units) and ``proves_incumbent``.
     """
-    units = model_units(form)
     b_root = np.asarray(form.vars["b"])[0]
     p_root = int(np.asarray(form.vars["p"])[0])
     n_cand = b_root.size
-    # engine bound of every binarized feature: exact (feature, threshold) match
-    lower = np.zeros(n_cand)
-    matched = np.zeros(n_cand, bool)
-    exact_bound = np.zeros(n_cand, bool)
-    key = {(int(f), float(t)): k for k, (f, t) in enumerate(zip(bounds.feature, bounds.threshold))}
-    for q, (f, t) in enumerate(zip(form.threshold_feature, form.threshold_value)):
-        k = key.get((int(f), float(t)))
-        if k is not None:
-            matched[q] = True
-            exact_bound[q] = bounds.exact[k]
-            lower[q] = (form.alpha / units + bounds.left_bound[k] + bounds.right_bound[k]) * units
-    leaf = bounds.leaf_cost * units
+    lower, matched, exact_bound, leaf = candidate_bounds(form, bounds)
+    open_root = spec.var_blocks["b"].ub[:n_cand] > 0.5  # before screening: screened ones still bound the optimum
     if add_row:
         cost, _, _, _ = spec.column_arrays()
         cols = np.flatnonzero(cost)
@@ -181,15 +207,77 @@ def root_bound_row(form, spec, bounds, *, incumbent=None, incumbent_root=None, s
             f, t = incumbent_root
             screened &= ~((form.threshold_feature == f) & (form.threshold_value == t))
         spec.var_blocks["b"].ub[np.flatnonzero(screened)] = 0.0  # block "b" row 0 is the root
-    # a candidate without an engine bound could cost as little as 0
-    least = min(leaf, float(np.where(matched, lower, 0.0).min())) if n_cand else leaf
+    # a candidate without an engine bound could cost as little as 0; one fixed to 0 is no candidate
+    least = min(leaf, float(np.where(matched, lower, 0.0)[open_root].min(initial=np.inf)))
     proves = bool(
-        incumbent is not None and bounds.complete and matched.all()
+        incumbent is not None and bounds.complete and matched[open_root].all()
         and least >= incumbent - _TOL * max(1.0, abs(incumbent))
     )
     return {"candidates": int(n_cand), "matched": int(matched.sum()), "exact": int(exact_bound.sum()),
             "screened": int(screened.sum()), "bound": float(least), "proves_incumbent": proves,
             "time": float(bounds.time)}
+
+
+def subtree_mask(allowed, node, depth):
+    """The rows of a heap-ordered node mask ``(2**depth - 1, p)`` for the subtree of heap ``node`` (its heap order)."""
+    if allowed is None:
+        return None
+    rows = []
+    for level in range(depth - int(np.log2(node))):
+        first = node * 2**level
+        rows.extend(range(first - 1, first - 1 + 2**level))
+    return allowed[rows]
+
+
+def child_bound_row(form, data, allowed, root_feature, root_threshold, *, time_limit=None):
+    r"""A bound row for the sub-MIP with the root split fixed: the engine's bounds on both children.
+
+    With the root fixed to ``(f, t)``, every tree costs ``alpha`` plus the costs of the two
+    child subtrees; the child at heap node ``h`` (2 or 3, sample set ``S_h``) either predicts
+    (``p[h] = 1``, cost ``leaf_h``) or splits on one binarized feature ``q`` (``b[h, q] = 1``,
+    cost ``\ge alpha + L_h(q)`` by :func:`optitree.exact.split_bounds` on ``S_h``). Hence
+
+    .. math:: \sum_j cost_j x_j + offset - \sum_{h \in \{2,3\}} \Big(\sum_q
+              (\alpha + L_h(q))\, b_{hq} + leaf_h\, p_h\Big) \ge \alpha,
+
+    valid under any added constraint. A column ``q`` is matched to the engine candidate of
+    the same feature sending the same rows of ``S_h`` left; an unmatched one (a threshold
+    that does not split ``S_h``, or a split the engine excludes) gets the child's overall
+    bound ``min(leaf_h, min_q (\alpha + L_h(q)))``, which bounds any subtree of the child.
+
+    Returns
+    -------
+    sides : list of two (cols, bounds) pairs, or None
+        For each child its columns (``b[h, :]`` then ``p[h]``) and their bounds (model
+        units); exactly one column per child is 1. None when a child is empty (the split is
+        trivial).
+    constant : float
+        ``alpha``, the root split's own cost.
+    """
+    units = model_units(form)
+    b = np.asarray(form.vars["b"])
+    p = np.asarray(form.vars["p"])
+    go_left = data.X[:, root_feature] <= root_threshold
+    sides = []
+    for h, rows in ((2, go_left), (3, ~go_left)):
+        if not rows.any():
+            return None, form.alpha
+        sub = subtree_mask(allowed, h, form.depth)
+        bounds = exact.split_bounds(data, depth=form.depth - 1, samples=rows, alpha=form.alpha / units,
+                                    min_samples_leaf=form.min_samples_leaf, allowed_features=sub,
+                                    time_limit=time_limit)
+        lower = (form.alpha / units + bounds.left_bound + bounds.right_bound) * units
+        leaf = bounds.leaf_cost * units
+        overall = min(leaf, float(lower.min(initial=np.inf)))
+        key = {(int(f), int(n)): k for k, (f, n) in enumerate(zip(bounds.feature, bounds.n_left))}
+        n_left = np.empty(form.n_thresholds, np.intp)
+        for f in np.unique(form.threshold_feature):
+            on = form.threshold_feature == f
+            n_left[on] = np.searchsorted(np.sort(data.X[rows, f]), form.threshold_value[on], side="right")
+        ks = [key.get((int(f), int(n))) for f, n in zip(form.threshold_feature, n_left)]
+        col_bound = np.array([overall if k is None else lower[k] for k in ks])
+        sides.append((np.r_[b[h - 1], p[h - 1]].astype(np.intp), np.r_[col_bound, leaf]))
+    return sides, form.alpha
 
 
 def restrict_features(form, spec, allowed) -> int:
@@ -256,15 +344,107 @@ class ExactStageMixin:
         root = None
         if start_tree is not None and not start_tree.is_leaf[0]:
             root = (int(start_tree.feature[0]), float(start_tree.threshold[0]))
-        return root_bound_row(form, spec, bounds, incumbent=incumbent, incumbent_root=root,
+        info = root_bound_row(form, spec, bounds, incumbent=incumbent, incumbent_root=root,
                               screening="screening" in stage.stages, add_row="rows" in stage.stages)
+        lower, _, _, leaf = candidate_bounds(form, bounds)
+        return info, (lower, leaf)
 
-    def _apply_engine_bounds(self, result, stage, notes):
-        """Raise ``result.bound`` to the engine's global bounds (valid under any added constraint)."""
+    def _implied_restrictions(self, form, spec, stage):
+        """Narrow ``stage.allowed`` to the splits the user rows leave possible (FlowOCT).
+
+        Feature ``f`` is dropped at node ``n`` when every column ``b[n, (f, ·)]`` is fixed to 0
+        or cannot be 1 by :func:`optitree._decomposition.infeasible_fixings`: no feasible tree
+        splits ``n`` on ``f``, so the engine's optimum over the remaining trees is still a
+        lower bound under the user rows, and its bounds and start get as tight as the
+        restriction makes them (a forbidden feature written in Pyomo costs what
+        ``allowed_features`` does).
+        """
+        if form.name != "flow" or not form.n_thresholds:
+            return
+        from ._decomposition import infeasible_fixings
+
+        b = np.asarray(form.vars["b"])
+        p = np.asarray(form.vars["p"])[: b.shape[0]]
+        flagged = infeasible_fixings(spec, np.c_[b, p])[:, :-1]
+        spec.var_blocks["b"].ub[flagged.ravel()] = 0.0  # block "b" is (B, F_b) in heap order
+        _, _, ub, _ = spec.column_arrays()
+        open_split = ub[b] > 0.5  # (B, F_b)
+        possible = np.zeros((b.shape[0], form.n_features), bool)
+        for n in range(b.shape[0]):
+            possible[n, np.unique(form.threshold_feature[open_split[n]])] = True
+        constant = np.bincount(form.threshold_feature, minlength=form.n_features) == 0
+        possible[:, constant] = True  # no column to judge by; the engine never splits on them
+        allowed = possible if stage.allowed is None else stage.allowed & possible
+        removed = int((~allowed).sum()) - (0 if stage.allowed is None else int((~stage.allowed).sum()))
+        if removed:
+            stage.allowed = allowed
+            stage.implied = {"features_removed": removed}
+
+    def _decomposes(self, stage, form) -> bool:
+        """Root-split decomposition: the stage is on, FlowOCT, and user rows the engine cannot see."""
+        return stage is not None and "decompose" in stage.stages and form.name == "flow" and (
+            self.constraints is not None)
+
+    def _decompose(self, form, spec, stage, data, root_lower, start, options):
+        """Solve ``spec`` by :func:`optitree._decomposition.decompose`; ``start`` = (sparse start, source, objective).
+
+        Returns ``(result, x)`` as a backend's ``solve``; the start serves as the incumbent
+        (its own sub-MIP only looks for better trees), and ``stage.decomposition`` records
+        the candidates solved, found infeasible and pruned.
+        """
+        from ._decomposition import decompose, objective_granularity, root_candidates
+
+        columns, bounds = root_candidates(form, spec, *root_lower)
+        x0, source, objective = start
+        b_root = np.asarray(form.vars["b"])[0]
+        deadline = None if options.time_limit is None else time.perf_counter() + options.time_limit
+
+        def children(column):
+            q = column - int(b_root[0])
+            if form.depth < 2 or not 0 <= q < b_root.size:
+                return None, 0.0
+            # a tenth of the time left: bounds cut short stay valid, only weaker
+            share = None if deadline is None else max(0.1 * (deadline - time.perf_counter()), 1e-3)
+            return child_bound_row(form, data, stage.allowed, int(form.threshold_feature[q]),
+                                   float(form.threshold_value[q]), time_limit=share)
+
+        result, x, info = decompose(spec, columns, bounds, solver=self.solver, options=options,
+                                    incumbent=None if x0 is None else objective,
+                                    granularity=objective_granularity(form), children=children,
+                                    rows_after_solve=form.rows_after_solve, on_event=self._progress(form))
+        stage.decomposition = info
+        stage.times["decompose"] = info["time"]
+        if result.proven_optimal:
+            stage.certificate = "decomposition"
+        result.start_source, result.start_objective = source, objective
+        result.start_accepted = None if x0 is None else True
+        return result, x
+
+    def _apply_engine_bounds(self, result, stage, notes, form, spec, tree):
+        """Raise ``result.bound`` to the engine's global bounds (valid under any added constraint).
+
+        Under user constraints nothing is certified for a returned ``tree`` that violates the
+        model: the decoded tree predicts its leaves' majority classes, which user rows on the
+        predictions (``w``, e.g. a class quota) may forbid, so it can differ from the MIP's
+        solution even at the same objective. A proof is then withdrawn (``CertificateWarning``).
+        """
         known = [b for b in ((stage.engine or {}).get("bound"), (stage.bounds or {}).get("bound")) if b is not None]
         if known and (result.bound is None or max(known) > result.bound):
             result.apply_lower_bound(max(known))
             notes.append(f"bound raised to the exact engine's {max(known):.10g}")
+        if self.constraints is not None and tree is not None:
+            try:
+                why = solution_violation(spec, form.start_vector(tree))
+            except InfeasibleStartError as exc:
+                why = str(exc)
+            if why is not None:
+                notes.append(f"not certified: the returned tree violates the model ({why})")
+                if result.proven_optimal:
+                    warnings.warn(f"the returned tree violates the model ({why}); result_.proven_optimal set to "
+                                  "False", CertificateWarning, stacklevel=4)
+                    result.proven_optimal, result.termination = False, "error"
+                    stage.certificate = None
+                return
         if result.objective is not None and result.bound is not None and not result.proven_optimal and (
             result.objective - result.bound <= 1e-9 * max(1.0, abs(result.objective))
         ):

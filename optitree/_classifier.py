@@ -84,7 +84,9 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         "start" (the engine's tree as start when better and feasible), "proof" (without
         user constraints, an engine-proven tree is returned with no MIP), "rows"
         (FlowOCT root bound row), "screening" (FlowOCT root candidates that cannot beat
-        the start are fixed to 0). ``result_.acceleration`` records each stage.
+        the start are fixed to 0), "decompose" (FlowOCT with user ``constraints``: one
+        sub-MIP per root split, best engine bound first, :mod:`optitree._decomposition`).
+        ``result_.acceleration`` records each stage.
     allowed_features : array-like of bool or None, default=None
         Features each split may use ("flow", "oct" and "dp"): a mask of shape
         ``(n_features,)`` for every split, ``(max_depth, n_features)`` per level (row 0:

@@ -121,14 +121,16 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
                                  f"{n_positive} positive-weight training samples")
             stage = None  # the model reports it infeasible
         engine = data = None
+        # without user constraints the engine's answer is the answer: it gets most of the limit;
+        # with them it runs after the build, honouring the feature restrictions the user rows imply
+        fraction = 1.0 if self.solver == "dp" else 0.9 if self.constraints is None else 0.5
+        share = None if options.time_limit is None else fraction * options.time_limit
         if stage is not None:
             data = exact.prepare(X, y, sample_weight)
-            # without user constraints the engine's answer is the answer: it gets most of the limit
-            fraction = 1.0 if self.solver == "dp" else 0.9 if self.constraints is None else 0.5
-            share = None if options.time_limit is None else fraction * options.time_limit
+        if stage is not None and self.constraints is None:
             engine = stage.solve(data, form, max_depth=int(self.max_depth),
                                  min_samples_leaf=int(self.min_samples_leaf), time_limit=share)
-            if self.solver == "dp" or ("proof" in stage.stages and self.constraints is None and (
+            if self.solver == "dp" or ("proof" in stage.stages and (
                 engine.status == "optimal" or engine.status == "time_limit" and options.time_limit is not None
             )):
                 # without user constraints a MIP after an engine stopped by the clock (90 % of the limit
@@ -146,6 +148,10 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
 
             apply_user_constraints(spec, self.constraints)
         build_time = time.perf_counter() - t0
+        if stage is not None and engine is None:
+            self._implied_restrictions(form, spec, stage)
+            engine = stage.solve(data, form, max_depth=int(self.max_depth),
+                                 min_samples_leaf=int(self.min_samples_leaf), time_limit=share)
 
         start_tree, start, source, notes = self._start(form, spec, given)
         if engine is not None and "start" in stage.stages:
@@ -153,8 +159,9 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
                 form, spec, (start_tree, start, source), self._engine_tree(engine, X, y, sample_weight), notes)
         start_objective = None if start_tree is None else form.objective_of_tree(start_tree)
         bound_info = None
-        if stage is not None and {"rows", "screening"} & stage.stages and form.name == "flow":
-            bound_info = self._root_bounds(form, spec, stage, data, start_tree, start_objective, options, fit_start)
+        if stage is not None and {"rows", "screening", "decompose"} & stage.stages and form.name == "flow":
+            bound_info, root_lower = self._root_bounds(form, spec, stage, data, start_tree, start_objective,
+                                                       options, fit_start)
             stage.bounds = bound_info
             if bound_info["proves_incumbent"]:
                 self._set_bounds_result(form, stage, start_tree, start_objective, source, options, spec, notes,
@@ -163,9 +170,13 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         if options.time_limit is not None:  # the engine's time counts against the limit
             elapsed = time.perf_counter() - fit_start - build_time
             options.time_limit = max(options.time_limit - elapsed, 0.05 * options.time_limit)
-        backend = make_backend(self.solver, spec)
-        backend.set_start(start, source=source, objective=start_objective)
-        result, x = solve_adding_rows(backend, options, self._progress(form), form.rows_after_solve)
+        if self._decomposes(stage, form):
+            result, x = self._decompose(form, spec, stage, data, root_lower, (start, source, start_objective),
+                                        options)
+        else:
+            backend = make_backend(self.solver, spec)
+            backend.set_start(start, source=source, objective=start_objective)
+            result, x = solve_adding_rows(backend, options, self._progress(form), form.rows_after_solve)
         result.build_time += build_time
         if start is None and source is not None:
             result.start_source, result.start_objective = source, start_objective
@@ -206,7 +217,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         note = verify_certificate(result, solver_objective, rel_gap=float(self.rel_gap), exact=form.objective_is_exact)
         notes.extend(filter(None, [note]))
         if stage is not None:
-            self._apply_engine_bounds(result, stage, notes)
+            self._apply_engine_bounds(result, stage, notes, form, spec, tree)
             result.acceleration = stage.to_dict()
         self.tree_ = tree
         self.init_tree_ = start_tree

@@ -138,6 +138,7 @@ def _apply_options(h, options: SolveOptions) -> None:
         "threads": int(options.threads),
         "random_seed": int(options.random_seed),
         "mip_max_nodes": highspy.kHighsIInf if options.node_limit is None else int(options.node_limit),
+        "presolve": "choose" if options.presolve else "off",
         # Output stays on (the log callback records the MIP-start line); only the
         # console printing follows `verbose`.
         "output_flag": True,

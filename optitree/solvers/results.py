@@ -71,6 +71,9 @@ class SolveOptions:
         Branch-and-bound node limit (``mip_max_nodes``); None = no limit.
     verbose : bool, default=False
         Print the solver log (``log_to_console``).
+    presolve : bool, default=True
+        Presolve the model (``presolve``, HiGHS only). The root-split decomposition turns
+        it off for its many small sub-MIPs, where it costs more than it saves.
     """
 
     time_limit: float | None = None
@@ -79,6 +82,7 @@ class SolveOptions:
     random_seed: int = 0
     node_limit: int | None = None
     verbose: bool = False
+    presolve: bool = True
 
     def __post_init__(self):
         if self.time_limit is not None and (

@@ -1,0 +1,241 @@
+"""Root-split decomposition (optitree._decomposition) under constraints the exact engine cannot see.
+
+Against an independent brute force over every depth-2 FlowOCT tree (each node a prediction or
+a split on any modelled threshold, each prediction any class) on tiny random sets, with a
+per-class quota on the predicting nodes or at most k distinct split features written in
+Pyomo: a proven answer equals the constrained optimum and no bound, in the result or its
+trace, ever exceeds it.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+pyo = pytest.importorskip("pyomo.environ")
+
+from optitree import OptimalTreeClassifier  # noqa: E402
+from optitree._decomposition import decompose, infeasible_fixings  # noqa: E402
+from optitree._model import ModelSpec  # noqa: E402
+from optitree.solvers import SolveOptions  # noqa: E402
+from test_bruteforce import random_dataset  # noqa: E402
+
+from experiments.bench_certified import max_features  # noqa: E402
+
+
+def brute_force(X, y, *, quota=None, k_features=None):
+    """Fewest errors of a depth-<=2 tree as FlowOCT models it, under the constraints (inf if none fits).
+
+    ``quota = (lo, hi)``: every class predicted by lo..hi nodes; ``k_features``: at most that
+    many distinct split features. Per root split, each side keeps the least errors for every
+    (class usage, features used) it can reach; the sides are then combined.
+    """
+    n_classes = int(y.max()) + 1
+    splits = [(j, t) for j in range(X.shape[1])
+              for t in (lambda v: (v[:-1] + v[1:]) / 2)(np.unique(X[:, j]))]
+
+    def labelled(groups):  # (errors, class usage) of every labelling of the predicting nodes
+        for labels in itertools.product(range(n_classes), repeat=len(groups)):
+            errors = sum(len(g) - int(np.sum(y[g] == c)) for g, c in zip(groups, labels))
+            yield errors, tuple(np.bincount(labels, minlength=n_classes))
+
+    def key(usage, feats):
+        return (usage if quota else None, feats if k_features is not None else None)
+
+    def side(idx):
+        best = {}
+        options = [(frozenset(), [idx])] + [
+            (frozenset([j]), [idx[X[idx, j] <= t], idx[X[idx, j] > t]]) for j, t in splits]
+        for feats, groups in options:
+            for errors, usage in labelled(groups):
+                kk = key(usage, feats)
+                best[kk] = min(best.get(kk, np.inf), errors)
+        return best
+
+    def feasible(usage, feats):
+        if quota and any(not quota[0] <= u <= quota[1] for u in usage):
+            return False
+        return k_features is None or len(feats) <= k_features
+
+    everyone = np.arange(len(y))
+    best = min((e for e, u in labelled([everyone]) if feasible(u, frozenset())), default=np.inf)
+    for j, t in splits:
+        left, right = side(everyone[X[:, j] <= t]), side(everyone[X[:, j] > t])
+        for (ul, fl), el in left.items():
+            for (ur, fr), er in right.items():
+                usage = None if quota is None else tuple(a + b for a, b in zip(ul, ur))
+                feats = None if k_features is None else fl | fr | {j}
+                if feasible(usage, feats):
+                    best = min(best, el + er)
+    return best
+
+
+def class_quota(y, lo, hi, depth=2):
+    n_classes, n_nodes = int(y.max()) + 1, 2 ** (depth + 1) - 1
+
+    def constraint(m):
+        m.quota = pyo.Constraint(range(n_classes), rule=lambda m, k: (lo, sum(m.w[n, k] for n in range(n_nodes)), hi))
+
+    return constraint
+
+
+def errors(clf, X, y):
+    return int((clf.predict(X) != y).sum())
+
+
+def check_fit(X, y, constraint, expected, acceleration, alpha=0.0):
+    """``alpha`` below a third of one error's weight: the optimum still has the fewest errors."""
+    clf = OptimalTreeClassifier(max_depth=2, time_limit=None, constraints=constraint, alpha=alpha,
+                                acceleration=acceleration).fit(X, y)
+    r = clf.result_
+    baseline = len(y) - np.bincount(y).max()
+    assert r.bound * baseline <= expected + 3 * alpha * baseline + 1e-6
+    assert all(p["bound"] is None or p["bound"] * baseline <= expected + 3 * alpha * baseline + 1e-6
+               for p in r.trace)
+    assert errors(clf, X, y) >= expected
+    if r.proven_optimal:
+        assert errors(clf, X, y) == expected
+    return r
+
+
+@pytest.mark.parametrize("acceleration, alpha", [("all", 0.0), ("all", 0.01), ("decompose", 0.0),
+                                                 ("start+decompose", 0.0), ("start+rows+screening+decompose", 0.0)])
+def test_class_quota_equals_brute_force(acceleration, alpha):
+    proven = decomposed = 0
+    for seed in range(10):
+        X, y = random_dataset(seed, max_samples=9)
+        lo, hi = 1, 1  # every class exactly one predicting node: usually binding
+        expected = brute_force(X, y, quota=(lo, hi))
+        if not np.isfinite(expected):
+            continue
+        r = check_fit(X, y, class_quota(y, lo, hi), expected, acceleration, alpha)
+        proven += r.proven_optimal
+        decomposed += r.acceleration["decomposition"] is not None
+    # with alpha > 0 the decoded tree can drop a split with an empty child and so break the
+    # quota: such results are not certified (test_a_returned_tree_that_violates_...)
+    assert proven >= (8 if alpha == 0 else 6) and decomposed >= 5
+
+
+@pytest.mark.parametrize("acceleration", ["all", "start+decompose"])
+def test_max_features_equals_brute_force(acceleration):
+    proven = 0
+    for seed in range(10):
+        X, y = random_dataset(seed, max_samples=9)
+        if X.shape[1] < 2:
+            continue
+        expected = brute_force(X, y, k_features=1)
+        r = check_fit(X, y, max_features(X, y, 2, k=1), expected, acceleration)
+        proven += r.proven_optimal
+    assert proven >= 8
+
+
+def test_brute_force_without_constraints_is_the_plain_optimum():
+    from test_bruteforce import brute_force_errors
+
+    for seed in range(5):
+        X, y = random_dataset(seed, max_samples=9)
+        assert brute_force(X, y, quota=(0, 4)) == brute_force_errors(X, y, 2)
+        assert brute_force(X, y, k_features=3) == brute_force_errors(X, y, 2)
+
+
+def test_infeasible_fixings_never_flags_a_feasible_fixing():
+    """Random user rows over 6 binary columns in two exclusive groups, against enumeration."""
+    rng = np.random.RandomState(0)
+    flagged_total = 0
+    for _ in range(60):
+        spec = ModelSpec()
+        x = spec.add_vars("x", 6, ub=1.0, integer=True)
+        groups = np.array([[0, 1, 2], [3, 4, 5]])
+        spec.add_rows("group", 2, [0, 0, 0, 1, 1, 1], x, np.ones(6), 1.0, 1.0)
+        n_rows = rng.randint(1, 3)
+        rows, cols = np.nonzero(rng.rand(n_rows, 6) < 0.6)
+        vals = rng.randint(-2, 3, rows.size).astype(float)
+        lb = rng.choice([-np.inf, 0.0, 1.0], n_rows)
+        ub = np.where(lb == -np.inf, rng.choice([0.0, 1.0], n_rows), np.inf)
+        spec.add_rows("user_constraints", n_rows, rows, cols, vals, lb, ub)
+        flagged = infeasible_fixings(spec, groups)
+        A = spec.to_csr().toarray()
+        rlb, rub = spec.row_bounds()
+        points = [np.array(p, float) for p in itertools.product([0, 1], repeat=6)]
+        feasible = [p for p in points if np.all(A @ p >= rlb - 1e-9) and np.all(A @ p <= rub + 1e-9)]
+        for g, s in zip(*np.nonzero(flagged)):
+            assert not any(p[groups[g, s]] == 1 for p in feasible)
+        flagged_total += int(flagged.sum())
+    assert flagged_total > 0
+
+
+def test_decompose_bound_and_trace_on_a_small_model():
+    """Two candidates, the better one cut off by a user row: the decomposition finds the other and proves it."""
+    spec = ModelSpec()
+    x = spec.add_vars("x", 3, ub=1.0, integer=True, obj=[1.0, 3.0, 5.0])
+    spec.add_rows("choose", 1, [0, 0, 0], x, np.ones(3), 1.0, 1.0)
+    spec.add_rows("user_constraints", 1, [0], [0], [1.0], -np.inf, 0.0)  # x0 = 0
+    columns, bounds = np.array([0, 1, 2]), np.array([1.0, 2.0, 5.0])
+    result, sol, info = decompose(spec, columns, bounds, solver="highs", options=SolveOptions(),
+                                  granularity=1.0)
+    assert result.proven_optimal and result.objective == 3.0 and sol[1] == 1.0
+    assert info["infeasible"] == 1 and info["solved"] == 1 and info["pruned"] == 1
+    times = [p["time"] for p in result.trace]
+    assert times == sorted(times) and all(p["bound"] <= 3.0 for p in result.trace)
+    assert spec.n_rows == 2  # the model itself is left unchanged
+
+
+def test_presolve_option_reaches_highs():
+    from optitree.solvers import make_backend
+
+    spec = ModelSpec()
+    x = spec.add_vars("x", 3, ub=1.0, integer=True, obj=[-1.0, -2.0, -3.0])
+    spec.add_rows("pick", 1, [0, 0, 0], x, [1.0, 1.0, 1.0], -np.inf, 2.0)
+    backend = make_backend("highs", spec)
+    for presolve in (True, False):
+        result, _ = backend.solve(SolveOptions(presolve=presolve))
+        assert result.proven_optimal and result.objective == -5.0
+        assert backend.highs.getOptionValue("presolve")[1] == ("choose" if presolve else "off")
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5])
+def test_child_bound_row_never_exceeds_a_subtree_cost(alpha):
+    """Depth 2, every root split: the bound of each child column is at most the cost of that child's best
+    subtree with it (a stump on that threshold, or a leaf), thresholds that do not split the child included."""
+    from optitree import exact
+    from optitree._acceleration import child_bound_row
+    from optitree.formulations import FlowOCTFormulation
+
+    for seed in range(8):
+        X, y = random_dataset(seed, max_samples=10)
+        form = FlowOCTFormulation(X, y, depth=2, alpha=alpha)
+        form.build()
+        data = exact.prepare(X, y)
+        units = form.error_scale
+        b = np.asarray(form.vars["b"])
+        for f, t in zip(form.threshold_feature, form.threshold_value):
+            sides, constant = child_bound_row(form, data, None, int(f), float(t))
+            assert constant == alpha
+            if sides is None:
+                continue
+            for h, (cols, beta) in zip((2, 3), sides):
+                rows = (X[:, f] <= t) if h == 2 else (X[:, f] > t)
+                yh = y[rows]
+                leaf = len(yh) - np.bincount(yh).max()
+                assert cols[-1] == form.vars["p"][h - 1] and beta[-1] == pytest.approx(leaf * units)
+                for q, (g, s) in enumerate(zip(form.threshold_feature, form.threshold_value)):
+                    assert cols[q] == b[h - 1, q]
+                    left = X[rows][:, g] <= s
+                    stump = sum(len(part) - np.bincount(part).max() for part in (yh[left], yh[~left]) if len(part))
+                    assert beta[q] <= alpha + stump * units + 1e-9  # alpha is in model units
+
+
+def test_a_returned_tree_that_violates_a_class_quota_is_never_certified():
+    """Left leaf {0, 1} is a tie: the quota (one leaf per class) needs it to predict 1, the decoded tree
+    predicts the majority (0), at the same error count. The result must not claim a proof for it."""
+    import warnings
+
+    X, y = np.array([[0.0], [0.0], [1.0], [1.0]]), np.array([0, 1, 0, 0])
+    quota = class_quota(y, 1, 1, depth=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = OptimalTreeClassifier(max_depth=1, time_limit=None, constraints=quota).fit(X, y)
+    predicted = set(clf.predict(X[[0, 2]]))
+    if predicted != {0, 1}:  # the decoded tree breaks the quota
+        assert not clf.result_.proven_optimal
+        assert "violates the model" in clf.result_.message
