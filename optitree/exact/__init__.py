@@ -31,5 +31,6 @@ from ._api import ExactResult, solve
 from ._bounds import SplitBounds, split_bounds
 from ._data import ExactData, prepare
 from ._search import check_allowed
+from ._warmup import warm_up
 
-__all__ = ["solve", "ExactResult", "split_bounds", "SplitBounds", "prepare", "ExactData", "check_allowed"]
+__all__ = ["solve", "ExactResult", "split_bounds", "SplitBounds", "prepare", "ExactData", "check_allowed", "warm_up"]

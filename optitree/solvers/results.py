@@ -116,7 +116,12 @@ class SolveResult:
     (the estimators pass their formulation's ``objective_lower_bound``, 0, since
     a solver stopped before its root LP can report a dual bound far below it).
     ``build_time`` is the model construction measured by the caller plus the hand-off
-    to the solver (HiGHS ``passModel``, Pyomo emission).
+    to the solver (HiGHS ``passModel``, Pyomo emission); an estimator adds the one-off
+    compilation of the exact engine's kernels (:func:`optitree.exact.warm_up`).
+    ``fit_time`` is the wall time of an estimator's whole ``fit`` (None for a bare
+    solve); everything but the build runs under ``time_limit``, so
+    ``fit_time - build_time`` exceeds it only by the solver's late clock checks (a
+    HiGHS presolve round; ``experiments/bench_time_limit.py`` measures the overshoot).
     ``trace`` holds dicts ``{"time", "incumbent",
     "bound", "gap", "nodes", "event"}`` with event ``"start"`` (accepted MIP start),
     ``"improving"`` (new incumbent), ``"progress"`` (sampled every >= 0.5 s) and
@@ -147,6 +152,7 @@ class SolveResult:
     trace: list = field(default_factory=list)
     message: str = ""
     acceleration: dict | None = None
+    fit_time: float | None = None
 
     def __post_init__(self):
         if self.termination not in TERMINATIONS:
@@ -222,8 +228,8 @@ class SolveResult:
             f" [{self.solver}]",
             f"objective: {num(self.objective)}  bound: {num(self.bound)}  gap: "
             f"{'-' if self.gap is None else format(self.gap, '.2%')}",
-            f"time: build {self.build_time:.2f} s, solve {self.solve_time:.2f} s; "
-            f"nodes: {self.nodes}",
+            f"time: build {self.build_time:.2f} s, solve {self.solve_time:.2f} s"
+            f"{'' if self.fit_time is None else f', fit {self.fit_time:.2f} s'}; nodes: {self.nodes}",
             f"size: {self.n_rows} rows, {self.n_cols} columns ({self.n_integer} integer), "
             f"{self.n_nonzeros} non-zeros; start: {start}",
         ]
