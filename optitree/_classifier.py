@@ -14,6 +14,7 @@ from greedy import CARTClassifier
 
 from ._acceleration import ExactStage, model_units, parse_acceleration, restrict_features
 from .exact import check_allowed
+from ._categorical import encode_categories
 from ._estimator import _OptimalTreeBase
 from .formulations import FORMULATIONS
 
@@ -115,6 +116,10 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string feature names.
+    categories_ : dict
+        ``{column index: category labels}`` of the pandas categorical columns of ``X``
+        (empty without): they are split on their codes in this order, and
+        :func:`~optitree.export_text` prints their labels.
     result_ : SolveResult
         Solve statistics. ``result_.objective`` is always the objective of ``tree_``
         recomputed from the data; a difference from the solver's value (or a fallback
@@ -214,7 +219,8 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Finite numeric features.
+            Finite numeric features; pandas categorical columns enter as their category
+            codes (:mod:`optitree._categorical`).
         y : array-like of shape (n_samples,)
             Class labels (any hashable labels, at least two classes).
         sample_weight : array-like of shape (n_samples,), optional
@@ -238,6 +244,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
             if self.formulation == "oct-h":
                 raise ValueError("solver='dp' builds axis-aligned trees; formulation='oct-h' needs a MIP solver")
         self._stages = stages
+        X, self.categories_ = encode_categories(X)
         X, y = validate_data(self, X, y, dtype=np.float64)
         self._allowed = None
         if self.allowed_features is not None:

@@ -28,6 +28,7 @@ from greedy import FittedTreeMixin
 
 from . import exact
 from ._acceleration import ExactStageMixin
+from ._categorical import encode_categories
 from ._certificate import OBJECTIVE_TOL, verify_certificate
 from ._memory import check_size
 from ._warmstart import solution_violation, tree_from_init
@@ -267,5 +268,6 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
+        X, _ = encode_categories(X, self.categories_)
         return validate_data(self, X, reset=False, dtype=np.float64)
 

@@ -83,7 +83,7 @@ def plot_tree(tree_or_estimator, ax=None, feature_names=None, class_names=None, 
     """
     ax = _axes(ax)
     tree, names, classes, criterion = resolve_tree(tree_or_estimator, feature_names, class_names)
-    categories = _category_labels(category_names, names)
+    categories = _category_labels(category_names, names, tree_or_estimator)
     order, x, depth, truncated, n_slots = _layout(tree, max_depth)
     colors = node_fill_colors(tree) if filled else np.ones((tree.node_count, 3))
     pad = 0.4

@@ -11,6 +11,7 @@ from sklearn.utils.validation import validate_data
 
 from greedy import CARTRegressor
 
+from ._categorical import encode_categories
 from ._estimator import _OptimalTreeBase
 from .formulations.ort import LEAF_MODELS, LOSSES, ORTFormulation
 
@@ -110,6 +111,9 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string feature names.
+    categories_ : dict
+        ``{column index: category labels}`` of the pandas categorical columns of ``X``
+        (see :class:`OptimalTreeClassifier`).
     result_ : SolveResult
         Solve statistics; ``result_.objective`` is the objective of ``tree_``
         recomputed from the data (differences from the solver's value are explained in
@@ -196,7 +200,8 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Finite numeric features.
+            Finite numeric features; pandas categorical columns enter as their category
+            codes (:mod:`optitree._categorical`).
         y : array-like of shape (n_samples,)
             Finite real targets.
         sample_weight : array-like of shape (n_samples,), optional
@@ -206,6 +211,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         -------
         self
         """
+        X, self.categories_ = encode_categories(X)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         self._solve(X, y, sample_weight)
         return self
