@@ -136,6 +136,11 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
     init_tree_ : greedy.Tree or None
         The start given to the solver (canonical on the training data and pruned for
         ``alpha``), None without a start.
+    model_ : ModelSpec or None
+        The MIP handed to the solver (:class:`optitree._model.ModelSpec`, with user
+        constraints and engine rows); :meth:`write_model` writes it as LP or MPS. It is
+        kept with the estimator (and pickled with it). None when no MIP was built:
+        ``solver="dp"`` or a fit ended by the exact engine.
 
     Raises
     ------

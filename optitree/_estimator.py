@@ -102,6 +102,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         """Solve the formulation for validated ``X``, encoded ``y``; set ``tree_``, ``init_tree_``, ``result_``."""
         fit_start = self._fit_start = time.perf_counter()
         self._compile_time = 0.0
+        self.model_ = None
         if self.solver != "dp":
             check_solver_available(self.solver)
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
@@ -149,6 +150,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
 
             apply_user_constraints(spec, self.constraints)
         build_time = time.perf_counter() - t0
+        self.model_ = spec
 
         start_tree, start, source, notes = self._start(form, spec, given)
         if engine is not None and "start" in stage.stages:
@@ -260,6 +262,26 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         self.result_ = result
 
     # ------------------------------------------------------------------ fitted tree
+    def write_model(self, path) -> None:
+        """Write the fit's MIP (``model_``) to ``path`` as ``.lp`` or ``.mps`` (by suffix).
+
+        The model is the one the solver received: formulation, user constraints and the
+        exact engine's rows and fixings (:meth:`optitree._model.ModelSpec.write`).
+
+        Raises
+        ------
+        ValueError
+            When the fit built no MIP (``model_`` is None): ``solver="dp"``, or the exact
+            engine ended the fit (its proof, or its time limit without user constraints).
+        """
+        check_is_fitted(self)
+        if self.model_ is None:
+            how = ("solver='dp' solves without a MIP" if self.solver == "dp" else
+                   "the exact engine ended the fit before a MIP was built (result_.acceleration); refit with "
+                   "an acceleration without 'proof' (e.g. acceleration='start+rows') to build and solve the MIP")
+            raise ValueError(f"this fit has no model to write: {how}")
+        self.model_.write(path)
+
     @property
     def feature_importances_(self) -> np.ndarray:
         """Normalised total weighted impurity decrease of each feature in ``tree_`` (as scikit-learn's trees)."""

@@ -128,6 +128,10 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         :class:`~optitree._certificate.CertificateWarning`.
     init_tree_ : greedy.Tree or None
         The start given to the solver (canonical on the training data), None without.
+    model_ : ModelSpec
+        The MIP handed to the solver (:class:`optitree._model.ModelSpec`, with user
+        constraints); :meth:`write_model` writes it as LP or MPS. It is kept with the
+        estimator (and pickled with it).
 
     Examples
     --------
