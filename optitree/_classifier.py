@@ -7,8 +7,9 @@ import numbers
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from greedy import CARTClassifier
 
@@ -92,6 +93,11 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         the root) or ``(2**max_depth - 1, n_features)`` per branch node in heap order
         (node ``n`` has children ``2n``, ``2n + 1``; row ``n - 1``). Enforced in the MIP
         and honoured by the exact engine, so its proofs and bounds hold under it.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, as in scikit-learn's trees: ``{label: weight}`` (missing
+        labels weigh 1), "balanced" (``n_samples / (n_classes * np.bincount(y))``) or
+        None (all 1). They multiply ``sample_weight``, so they weigh the errors the tree
+        minimises, the start, the exact engine and ``result_.objective``.
     constraints : callable or None, default=None
         ``constraints(model)`` adds linear Pyomo constraints over a mirror of the
         formulation's variable blocks (see :func:`optitree._pyomo_bridge.apply_user_constraints`).
@@ -175,6 +181,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         "feature_scaling": [StrOptions({"minmax", "rank"})],
         "acceleration": [str],
         "allowed_features": ["array-like", None],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(
@@ -197,6 +204,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         verbose=False,
         acceleration="all",
         allowed_features=None,
+        class_weight=None,
     ):
         self.max_depth = max_depth
         self.formulation = formulation
@@ -216,6 +224,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         self.verbose = verbose
         self.acceleration = acceleration
         self.allowed_features = allowed_features
+        self.class_weight = class_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -263,6 +272,9 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         classes, y_enc = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes in y, got 1 class ({classes.tolist()[0]!r})")
+        if self.class_weight is not None:  # as scikit-learn's trees: class weights multiply sample weights
+            sample_weight = (_check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+                             * compute_sample_weight(self.class_weight, y))
         self._solve(X, y_enc, sample_weight)
         self.classes_ = classes
         return self
