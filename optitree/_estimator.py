@@ -114,6 +114,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             rel_gap=float(self.rel_gap), threads=int(self.threads), random_seed=seed,
             node_limit=self.node_limit, verbose=int(self.verbose) >= 2,
         )
+        self._units = self._progress_units(form)
         stage = self._exact_stage(form)
         if stage is not None:  # the engine's one-off kernel compilation is build time, off the clock
             self._compile_time = exact.warm_up()
@@ -259,6 +260,8 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         result.message = "; ".join(filter(None, [result.message, *notes]))
         result.build_time += self._compile_time
         result.fit_time = time.perf_counter() - self._fit_start
+        name, scale = self._units
+        result.objective_units = {"name": name, "scale": scale}
         self.result_ = result
 
     # ------------------------------------------------------------------ fitted tree

@@ -126,6 +126,9 @@ class SolveResult:
     "bound", "gap", "nodes", "event"}`` with event ``"start"`` (accepted MIP start),
     ``"improving"`` (new incumbent), ``"progress"`` (sampled every >= 0.5 s) and
     ``"final"``; times are seconds since the solve started.
+    ``objective_units`` (set by the estimators) relates the objective to the user's units:
+    ``{"name": "errors", "scale": s}`` means ``objective / s`` training errors (weighted);
+    :func:`optitree.plot_progress` and the progress line show those. None: objective units.
     ``acceleration`` records what the exact engine contributed (start, bound rows,
     screening, a certificate; :class:`optitree._acceleration.ExactStage`), None without it.
     """
@@ -153,6 +156,7 @@ class SolveResult:
     message: str = ""
     acceleration: dict | None = None
     fit_time: float | None = None
+    objective_units: dict | None = None
 
     def __post_init__(self):
         if self.termination not in TERMINATIONS:
