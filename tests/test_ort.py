@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeRegressor
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from greedy import Tree
 from optitree._regressor import OptimalTreeRegressor
@@ -276,3 +277,10 @@ def test_feature_scaling_keeps_the_brute_force_optimum(feature_scaling):
     reg = OptimalTreeRegressor(max_depth=1, feature_scaling=feature_scaling, time_limit=None).fit(X, y)
     assert reg.result_.proven_optimal
     assert reg.result_.objective == pytest.approx(best / loss(y), rel=1e-7)
+
+
+# scikit-learn's estimator checks, as for the classifier (tests/test_classifier.py): node_limit=0
+# keeps them fast and deterministic, the CART start carries the fit
+@parametrize_with_checks([OptimalTreeRegressor(max_depth=2, node_limit=0, time_limit=30)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -227,11 +227,16 @@ class SolveResult:
                 f"{self.start_source or 'user'} (objective {num(self.start_objective)}, "
                 f"{'accepted' if self.start_accepted else 'rejected'})"
             )
+        bound = self.bound
+        if bound is not None and abs(bound) <= 1e-9 * max(1.0, abs(self.objective or 0.0)):
+            bound = 0.0  # solver noise around 0 (HiGHS reports e.g. 2.22e-16)
+        gap = "-" if self.gap is None else format(self.gap, ".2%")
+        if bound == 0.0 and self.objective:  # e.g. the a-priori bound 0 of a tree's objective
+            gap += " (the bound is still 0: nothing proven beyond it)"
         lines = [
             f"status: {self.status}{' (proven optimal)' if self.proven_optimal else ''}"
             f" [{self.solver}]",
-            f"objective: {num(self.objective)}  bound: {num(self.bound)}  gap: "
-            f"{'-' if self.gap is None else format(self.gap, '.2%')}",
+            f"objective: {num(self.objective)}  bound: {num(bound)}  gap: {gap}",
             f"time: build {self.build_time:.2f} s, solve {self.solve_time:.2f} s"
             f"{'' if self.fit_time is None else f', fit {self.fit_time:.2f} s'}; nodes: {self.nodes}",
             f"size: {self.n_rows} rows, {self.n_cols} columns ({self.n_integer} integer), "
