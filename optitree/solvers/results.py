@@ -120,8 +120,9 @@ class SolveResult:
     compilation of the exact engine's kernels (:func:`optitree.exact.warm_up`).
     ``fit_time`` is the wall time of an estimator's whole ``fit`` (None for a bare
     solve); everything but the build runs under ``time_limit``, so
-    ``fit_time - build_time`` exceeds it only by the solver's late clock checks (a
-    HiGHS presolve round; ``experiments/bench_time_limit.py`` measures the overshoot).
+    ``fit_time - build_time`` exceeds it only by the solver's late clock checks
+    (HiGHS's presolve and MIP setup: :mod:`optitree.solvers.highs`;
+    ``experiments/bench_time_limit.py`` measures the overshoot).
     ``trace`` holds dicts ``{"time", "incumbent",
     "bound", "gap", "nodes", "event"}`` with event ``"start"`` (accepted MIP start),
     ``"improving"`` (new incumbent), ``"progress"`` (sampled every >= 0.5 s) and
