@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
@@ -44,7 +45,7 @@ def datasets():
 
 
 def cases(limits):
-    """(label, estimator factory, data set name) for every measured fit."""
+    """(label, limit, data set name, estimator factory) for every measured fit."""
     out = []
     for limit in limits:
         for depth in (2, 3):
@@ -56,11 +57,11 @@ def cases(limits):
             ]:
                 for name in ("wine", "breast_cancer", "digits[:600]"):
                     if label == "oct-h" and name == "digits[:600]":
-                        continue  # 64 features x 600 rows: the OCT-H model alone takes the limit to build
-                    out.append((f"{label} d={depth}", limit, name,
-                                lambda kw=kwargs, d=depth, t=limit: OptimalTreeClassifier(max_depth=d, time_limit=t, **kw)))
+                        continue  # left out to keep the run short
+                    make = partial(OptimalTreeClassifier, max_depth=depth, time_limit=limit, **kwargs)
+                    out.append((f"{label} d={depth}", limit, name, make))
             out.append((f"ort d={depth}", limit, "breast_cancer",
-                        lambda d=depth, t=limit: OptimalTreeRegressor(max_depth=d, time_limit=t)))
+                        partial(OptimalTreeRegressor, max_depth=depth, time_limit=limit)))
     return out
 
 
@@ -69,7 +70,8 @@ def run(limits):
     X, y = data["wine"]
     OptimalTreeClassifier(max_depth=2, time_limit=5).fit(X, y)  # warm-up: compiled kernels loaded
     rows = []
-    print(f"{'case':24} {'data':14} {'limit':>5} {'fit':>7} {'build':>6} {'solver':>6} {'over':>6} {'over%':>6}  status")
+    header = ("case", "data", "limit", "fit", "build", "solver", "over", "over%")
+    print("{:24} {:14} {:>5} {:>7} {:>6} {:>6} {:>6} {:>6}  status".format(*header))
     for label, limit, name, make in cases(limits):
         X, y = data[name]
         if label.startswith("ort"):  # regression: the last feature from the others
@@ -81,8 +83,8 @@ def run(limits):
         build = est.result_.build_time
         over = fit_time - limit - build
         rows.append((over / limit, est.result_.termination == "time_limit"))
-        print(f"{label:24} {name:14} {limit:5.0f} {fit_time:7.2f} {build:6.2f} {est.result_.solve_time:6.2f} {over:6.2f} {over / limit:6.1%}  "
-              f"{est.result_.status}", flush=True)
+        print(f"{label:24} {name:14} {limit:5.0f} {fit_time:7.2f} {build:6.2f} {est.result_.solve_time:6.2f} "
+              f"{over:6.2f} {over / limit:6.1%}  {est.result_.status}", flush=True)
     frac = np.array([f for f, _ in rows])
     stopped = np.array([f for f, hit in rows if hit])
     print()
