@@ -7,13 +7,15 @@ import numbers
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from greedy import CARTClassifier
 
 from ._acceleration import ExactStage, model_units, parse_acceleration, restrict_features
 from .exact import check_allowed
+from ._categorical import encode_categories
 from ._estimator import _OptimalTreeBase
 from .formulations import FORMULATIONS, formulation_names
 
@@ -93,6 +95,11 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         the root) or ``(2**max_depth - 1, n_features)`` per branch node in heap order
         (node ``n`` has children ``2n``, ``2n + 1``; row ``n - 1``). Enforced in the MIP
         and honoured by the exact engine, so its proofs and bounds hold under it.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, as in scikit-learn's trees: ``{label: weight}`` (missing
+        labels weigh 1), "balanced" (``n_samples / (n_classes * np.bincount(y))``) or
+        None (all 1). They multiply ``sample_weight``, so they weigh the errors the tree
+        minimises, the start, the exact engine and ``result_.objective``.
     constraints : callable or None, default=None
         ``constraints(model)`` adds linear Pyomo constraints over a mirror of the
         formulation's variable blocks (see :func:`optitree._pyomo_bridge.apply_user_constraints`).
@@ -117,6 +124,10 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string feature names.
+    categories_ : dict
+        ``{column index: category labels}`` of the pandas categorical columns of ``X``
+        (empty without): they are split on their codes in this order, and
+        :func:`~optitree.export_text` prints their labels.
     result_ : SolveResult
         Solve statistics. ``result_.objective`` is always the objective of ``tree_``
         recomputed from the data; a difference from the solver's value (or a fallback
@@ -133,6 +144,11 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
     init_tree_ : greedy.Tree or None
         The start given to the solver (canonical on the training data and pruned for
         ``alpha``), None without a start.
+    model_ : ModelSpec or None
+        The MIP handed to the solver (:class:`optitree._model.ModelSpec`, with user
+        constraints and engine rows); :meth:`write_model` writes it as LP or MPS. It is
+        kept with the estimator (and pickled with it). None when no MIP was built:
+        ``solver="dp"`` or a fit ended by the exact engine.
 
     Raises
     ------
@@ -167,6 +183,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         "feature_scaling": [StrOptions({"minmax", "rank"})],
         "acceleration": [str],
         "allowed_features": ["array-like", None],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(
@@ -189,6 +206,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         verbose=False,
         acceleration="all",
         allowed_features=None,
+        class_weight=None,
     ):
         self.max_depth = max_depth
         self.formulation = formulation
@@ -208,6 +226,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         self.verbose = verbose
         self.acceleration = acceleration
         self.allowed_features = allowed_features
+        self.class_weight = class_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -216,7 +235,8 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Finite numeric features.
+            Finite numeric features; pandas categorical columns enter as their category
+            codes (:mod:`optitree._categorical`).
         y : array-like of shape (n_samples,)
             Class labels (any hashable labels, at least two classes).
         sample_weight : array-like of shape (n_samples,), optional
@@ -240,6 +260,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
             if self.formulation == "oct-h":
                 raise ValueError("solver='dp' builds axis-aligned trees; formulation='oct-h' needs a MIP solver")
         self._stages = stages
+        X, self.categories_ = encode_categories(X)
         X, y = validate_data(self, X, y, dtype=np.float64)
         self._allowed = None
         if self.allowed_features is not None:
@@ -253,6 +274,9 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         classes, y_enc = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes in y, got 1 class ({classes.tolist()[0]!r})")
+        if self.class_weight is not None:  # as scikit-learn's trees: class weights multiply sample weights
+            sample_weight = (_check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+                             * compute_sample_weight(self.class_weight, y))
         self._solve(X, y_enc, sample_weight)
         self.classes_ = classes
         return self

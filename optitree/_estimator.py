@@ -29,6 +29,7 @@ from greedy import FittedTreeMixin
 
 from . import exact
 from ._acceleration import ExactStageMixin
+from ._categorical import encode_categories
 from ._certificate import OBJECTIVE_TOL, verify_certificate
 from ._memory import check_size
 from ._warmstart import solution_violation, tree_from_init
@@ -101,7 +102,9 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
     # ------------------------------------------------------------------ pipeline
     def _solve(self, X, y, sample_weight):
         """Solve the formulation for validated ``X``, encoded ``y``; set ``tree_``, ``init_tree_``, ``result_``."""
-        fit_start = time.perf_counter()
+        fit_start = self._fit_start = time.perf_counter()
+        self._compile_time = 0.0
+        self.model_ = None
         if self.solver != "dp":
             check_solver_available(self.solver)
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
@@ -113,7 +116,11 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             rel_gap=float(self.rel_gap), threads=int(self.threads), random_seed=seed,
             node_limit=self.node_limit, verbose=int(self.verbose) >= 2,
         )
+        self._units = self._progress_units(form)
         stage = self._exact_stage(form)
+        if stage is not None:  # the engine's one-off kernel compilation is build time, off the clock
+            self._compile_time = exact.warm_up()
+            fit_start += self._compile_time
         n_positive = int(np.count_nonzero(sample_weight))
         if self.min_samples_leaf > n_positive:
             if self.solver == "dp":
@@ -152,6 +159,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             self._implied_restrictions(form, spec, stage)
             engine = stage.solve(data, form, max_depth=int(self.max_depth),
                                  min_samples_leaf=int(self.min_samples_leaf), time_limit=share)
+        self.model_ = spec
 
         start_tree, start, source, notes = self._start(form, spec, given)
         if engine is not None and "start" in stage.stages:
@@ -263,9 +271,33 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
 
     def _set_result(self, result, notes):
         result.message = "; ".join(filter(None, [result.message, *notes]))
+        result.build_time += self._compile_time
+        result.fit_time = time.perf_counter() - self._fit_start
+        name, scale = self._units
+        result.objective_units = {"name": name, "scale": scale}
         self.result_ = result
 
     # ------------------------------------------------------------------ fitted tree
+    def write_model(self, path) -> None:
+        """Write the fit's MIP (``model_``) to ``path`` as ``.lp`` or ``.mps`` (by suffix).
+
+        The model is the one the solver received: formulation, user constraints and the
+        exact engine's rows and fixings (:meth:`optitree._model.ModelSpec.write`).
+
+        Raises
+        ------
+        ValueError
+            When the fit built no MIP (``model_`` is None): ``solver="dp"``, or the exact
+            engine ended the fit (its proof, or its time limit without user constraints).
+        """
+        check_is_fitted(self)
+        if self.model_ is None:
+            how = ("solver='dp' solves without a MIP" if self.solver == "dp" else
+                   "the exact engine ended the fit before a MIP was built (result_.acceleration); refit with "
+                   "an acceleration without 'proof' (e.g. acceleration='start+rows') to build and solve the MIP")
+            raise ValueError(f"this fit has no model to write: {how}")
+        self.model_.write(path)
+
     @property
     def feature_importances_(self) -> np.ndarray:
         """Normalised total weighted impurity decrease of each feature in ``tree_`` (as scikit-learn's trees)."""
@@ -274,5 +306,6 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
+        X, _ = encode_categories(X, self.categories_)
         return validate_data(self, X, reset=False, dtype=np.float64)
 

@@ -6,6 +6,8 @@ Conditions are written from the tree's own fields:
 * categorical subset split: ``color in {0, 2}`` / ``color not in {0, 2}``. The
   branch that also receives unseen codes (``default_left``) is the one phrased
   ``not in``, so each phrase is exactly the routing rule;
+* threshold on ordinal category codes (pandas categorical columns of the optimal
+  estimators, or ``category_names``): ``color in {red, green}`` / ``color not in {red, green}``;
 * oblique split: ``0.50·x0 − 1.00·x1 <= 0.30``;
 * missing-value routing: ``NaN → left 60%`` (the share of a NaN sample's weight
   sent left, ``missing_left``);
@@ -74,9 +76,14 @@ def resolve_tree(tree_or_estimator, feature_names=None, class_names=None):
     return tree, feature_names, class_names, criterion if isinstance(criterion, str) else "impurity"
 
 
-def _category_labels(category_names, feature_names):
-    """Normalise ``category_names`` ({feature index or name: labels}) to {feature index: labels}."""
-    out = {}
+def _category_labels(category_names, feature_names, tree_or_estimator=None):
+    """Normalise ``category_names`` ({feature index or name: labels}) to {feature index: labels}.
+
+    An estimator's own categories come first (``categories_`` of the optimal estimators, the
+    pandas categories of a greedy CART fit); ``category_names`` overrides them per feature.
+    """
+    known = getattr(tree_or_estimator, "categories_", None) or getattr(tree_or_estimator, "_pandas_categories", {})
+    out = {int(j): [str(v) for v in labels] for j, labels in known.items()}
     for key, labels in (category_names or {}).items():
         j = feature_names.index(key) if isinstance(key, str) and key in feature_names else key
         if not isinstance(j, (int, np.integer)) or not 0 <= j < len(feature_names):
@@ -126,6 +133,10 @@ def split_conditions(tree: Tree, node: int, feature_names, fmt, categories=None)
         if tree.default_left[node]:  # unseen codes go left: left is "not in <right set>"
             return f"{name} not in {right}", f"{name} in {right}"
         return f"{name} in {left}", f"{name} not in {left}"
+    labels = (categories or {}).get(int(f))
+    if labels:  # a threshold on ordinal category codes (optitree._categorical): codes <= t go left
+        left = "{" + ", ".join(labels[:max(int(np.floor(tree.threshold[node])) + 1, 0)]) + "}"
+        return f"{feature_names[f]} in {left}", f"{feature_names[f]} not in {left}"
     lhs = linear_expression(tree.split_coef[node], feature_names, fmt) if f == OBLIQUE else feature_names[f]
     t = fmt(tree.threshold[node])
     return f"{lhs} <= {t}", f"{lhs} >  {t}"
@@ -173,7 +184,10 @@ def export_text(tree_or_estimator, feature_names=None, class_names=None, decimal
         Subtrees deeper than this are summarised as ``truncated branch of depth d``.
     category_names : dict, optional
         ``{feature index or name: labels}`` to print categorical codes as labels
-        (e.g. ``info["categories"]`` of :mod:`optitree.datasets`).
+        (e.g. ``info["categories"]`` of :mod:`optitree.datasets`); a threshold on such
+        codes is printed as the set of labels below it (``color in {red, green}``).
+        Default: the estimator's pandas categories (``categories_`` of the optimal
+        estimators); given names override them per feature.
     show_missing : bool
         Annotate the branches with the tree's missing-value routing. Trees imported
         from scikit-learn >= 1.4 route NaN at every split (to the larger child when
@@ -205,7 +219,7 @@ def export_text(tree_or_estimator, feature_names=None, class_names=None, decimal
     <BLANKLINE>
     """
     tree, names, classes, _ = resolve_tree(tree_or_estimator, feature_names, class_names)
-    categories = _category_labels(category_names, names)
+    categories = _category_labels(category_names, names, tree_or_estimator)
     fmt = _fixed(decimals)
     depth_below = _subtree_depths(tree)
     lines = []
@@ -355,7 +369,7 @@ def export_graphviz(tree_or_estimator, out_file=None, feature_names=None, class_
         The DOT source (always, whatever ``out_file`` is).
     """
     tree, names, classes, criterion = resolve_tree(tree_or_estimator, feature_names, class_names)
-    categories = _category_labels(category_names, names)
+    categories = _category_labels(category_names, names, tree_or_estimator)
     colors = node_fill_colors(tree) if filled else None
     style = [s for s, on in (("filled", filled), ("rounded", rounded)) if on]
     node_attrs = "shape=box" + (f', style="{", ".join(style)}", color="black"' if style else "")

@@ -83,7 +83,7 @@ def plot_tree(tree_or_estimator, ax=None, feature_names=None, class_names=None, 
     """
     ax = _axes(ax)
     tree, names, classes, criterion = resolve_tree(tree_or_estimator, feature_names, class_names)
-    categories = _category_labels(category_names, names)
+    categories = _category_labels(category_names, names, tree_or_estimator)
     order, x, depth, truncated, n_slots = _layout(tree, max_depth)
     colors = node_fill_colors(tree) if filled else np.ones((tree.node_count, 3))
     pad = 0.4
@@ -199,7 +199,9 @@ def plot_progress(result, ax=None, log_time=False):
     result : SolveResult or dict
         A :class:`optitree.SolveResult` or its ``to_dict()``. ``trace`` entries
         have ``time``, ``incumbent``, ``bound`` and ``event``; points without an
-        incumbent (or bound) are left out of that line.
+        incumbent (or bound) are left out of that line. The y axis is in the user's
+        units of ``objective_units`` (a classifier's fit: training errors, weighted),
+        else the objective.
     ax : matplotlib Axes, optional
     log_time : bool
         Logarithmic time axis; times <= 0 are drawn at half the smallest positive time.
@@ -218,6 +220,13 @@ def plot_progress(result, ax=None, log_time=False):
     trace = d["trace"] or []
     if not trace:
         raise ValueError("result.trace is empty: the solve recorded no progress to plot")
+    units = d.get("objective_units") or {"name": "objective", "scale": 1.0}
+    if units["name"] != "objective":
+        units = {"name": f"training {units['name']}", "scale": units["scale"]}
+
+    def user(value):  # model objective -> the user's units; solver noise near 0 shown as 0
+        return round(float(value) / units["scale"], 9)
+
     ax = _axes(ax)
     time = np.array([float(p["time"]) for p in trace])
     if log_time:
@@ -226,26 +235,26 @@ def plot_progress(result, ax=None, log_time=False):
         ax.set_xscale("log")
     for key, color in (("incumbent", "tab:orange"), ("bound", "tab:blue")):
         keep = np.array([p.get(key) is not None for p in trace])
-        values = np.array([float(p[key]) for p in trace if p.get(key) is not None])
+        values = np.array([user(p[key]) for p in trace if p.get(key) is not None])
         ax.step(time[keep], values, where="post", color=color, marker="o", markersize=3, lw=1.6, label=key)
     starts = [k for k, p in enumerate(trace) if p.get("event") == "start" and p.get("incumbent") is not None]
     start_value = trace[starts[0]]["incumbent"] if starts else d.get("start_objective")
     if start_value is not None:
         rejected = d.get("start_accepted") is False
         notes = [n for n in (d.get("start_source"), "rejected" if rejected else None) if n]
-        ax.plot([time[starts[0] if starts else 0]], [float(start_value)], linestyle="none", marker="*",
+        ax.plot([time[starts[0] if starts else 0]], [user(start_value)], linestyle="none", marker="*",
                 markersize=13, color="white" if rejected else "tab:green", markeredgecolor="black", zorder=5,
                 label="start" + (f" ({', '.join(notes)})" if notes else ""))
     status = d.get("status", "?")
     gap = d.get("gap")
     objective = d.get("objective")
     title = f"{d.get('solver', 'solver')}: {status}"
-    title += f", objective {objective:g}" if objective is not None else ""
+    title += f", {units['name']} {user(objective):g}" if objective is not None else ""
     title += f", gap {gap:.2%}" if gap is not None else ""
     nodes = d.get("nodes")
     ax.set_title(title + (f", {nodes} nodes" if nodes is not None else ""))
     ax.set_xlabel("time (s)" + (", log scale" if log_time else ""))
-    ax.set_ylabel("objective")
+    ax.set_ylabel(units["name"])
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best")
     return ax

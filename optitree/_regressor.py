@@ -11,6 +11,7 @@ from sklearn.utils.validation import validate_data
 
 from greedy import CARTRegressor
 
+from ._categorical import encode_categories
 from ._estimator import _OptimalTreeBase
 from .formulations import FORMULATIONS, formulation_names
 from .formulations.ort import LEAF_MODELS, LOSSES
@@ -111,6 +112,9 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string feature names.
+    categories_ : dict
+        ``{column index: category labels}`` of the pandas categorical columns of ``X``
+        (see :class:`OptimalTreeClassifier`).
     result_ : SolveResult
         Solve statistics; ``result_.objective`` is the objective of ``tree_``
         recomputed from the data (differences from the solver's value are explained in
@@ -125,6 +129,10 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         :class:`~optitree._certificate.CertificateWarning`.
     init_tree_ : greedy.Tree or None
         The start given to the solver (canonical on the training data), None without.
+    model_ : ModelSpec
+        The MIP handed to the solver (:class:`optitree._model.ModelSpec`, with user
+        constraints); :meth:`write_model` writes it as LP or MPS. It is kept with the
+        estimator (and pickled with it).
 
     Examples
     --------
@@ -197,7 +205,8 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Finite numeric features.
+            Finite numeric features; pandas categorical columns enter as their category
+            codes (:mod:`optitree._categorical`).
         y : array-like of shape (n_samples,)
             Finite real targets.
         sample_weight : array-like of shape (n_samples,), optional
@@ -207,6 +216,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         -------
         self
         """
+        X, self.categories_ = encode_categories(X)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         self._solve(X, y, sample_weight)
         return self

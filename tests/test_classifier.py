@@ -297,6 +297,12 @@ def test_min_samples_leaf_is_respected(formulation):
 # Depth 2 (check_classifiers_train wants > 83 % training accuracy on 3 blobs); node_limit=0
 # keeps the checks fast and deterministic: the CART start carries the accuracy. The
 # estimator wrapper is the same for every formulation.
-@parametrize_with_checks([OptimalTreeClassifier(max_depth=2, formulation="oct", node_limit=0, time_limit=30)])
+@parametrize_with_checks(
+    [OptimalTreeClassifier(max_depth=2, formulation="oct", node_limit=0, time_limit=30)],
+    expected_failed_checks=lambda est: {"check_class_weight_classifiers": (
+        "the tree minimises the weighted training errors exactly: with class weights 1000:0.0001 a leaf "
+        "holding only minority rows still predicts their class; scikit-learn's trees pass this check through "
+        "min_weight_fraction_leaf=0.01, which it sets for them and this estimator does not have")},
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeRegressor
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from greedy import Tree
 from optitree._regressor import OptimalTreeRegressor
@@ -288,3 +289,10 @@ def test_linear_leaves_refuse_coefficients_beyond_float64():
     reg = OptimalTreeRegressor(max_depth=1, leaf_model="linear", time_limit=20).fit(X * 1e300, y)
     assert np.isfinite(reg.predict(X * 1e300)).all()
     assert np.isfinite(OptimalTreeRegressor(max_depth=1, time_limit=20).fit(X, y).predict(X)).all()
+
+
+# scikit-learn's estimator checks, as for the classifier (tests/test_classifier.py): node_limit=0
+# keeps them fast and deterministic, the CART start carries the fit
+@parametrize_with_checks([OptimalTreeRegressor(max_depth=2, node_limit=0, time_limit=30)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -156,6 +156,22 @@ def test_plot_progress_start_without_start_event():
     assert sorted(lines_by_label(ax)) == ["bound", "incumbent"]
 
 
+def test_plot_progress_y_axis_in_training_errors():
+    # a classifier's objective is errors / baseline error: the plot shows the errors themselves
+    X, y = optitree.datasets.load("monks1")[:2]
+    clf = optitree.OptimalTreeClassifier(max_depth=2, acceleration="none", time_limit=30).fit(X, y)
+    fig, ax = plt.subplots()
+    optitree.plot_progress(clf.result_, ax=ax)
+    assert ax.get_ylabel() == "training errors"
+    errors = int((clf.predict(X) != y).sum())
+    assert lines_by_label(ax)["incumbent"].get_ydata()[-1] == errors
+    assert f"training errors {errors}," in ax.get_title()
+    units = result_dict(objective_units={"name": "errors", "scale": 0.5})
+    fig, ax = plt.subplots()
+    optitree.plot_progress(units, ax=ax)
+    np.testing.assert_array_equal(lines_by_label(ax)["incumbent"].get_ydata(), [140, 96, 96, 80])
+
+
 def test_plot_progress_errors():
     with pytest.raises(ValueError, match="trace is empty"):
         optitree.plot_progress(result_dict(trace=[]))

@@ -8,13 +8,13 @@ config files; ``pip install`` lines must name extras that pyproject.toml defines
 
 import re
 import shlex
-import tomllib
 from pathlib import Path
 
 import matplotlib
 import pytest
 
 from experiments.cli import build_parser
+from experiments.config import tomllib  # tomli on Python 3.10
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -27,7 +27,7 @@ def test_readme_has_the_two_setup_commands():
     assert 'pip install -e ".[test]" && python -m pytest -q\n' in shell
 
 
-def test_readme_python_blocks_run(tmp_path, monkeypatch):
+def test_readme_python_blocks_run(tmp_path, monkeypatch, capsys):
     matplotlib.use("Agg")
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
@@ -37,6 +37,8 @@ def test_readme_python_blocks_run(tmp_path, monkeypatch):
         exec(compile(code, f"README.md python block {i}", "exec"), namespace)
     assert (tmp_path / "xor.png").stat().st_size > 0
     assert (tmp_path / "progress.png").stat().st_size > 0
+    printed = capsys.readouterr().out
+    assert "np.int64" not in printed and "np.float64" not in printed  # plain numbers, not numpy reprs
 
 
 def _shell_commands():

@@ -1,5 +1,6 @@
 """Solve adapter: HiGHS options/statuses/start/trace, Pyomo solvers, SolveResult."""
 
+import dataclasses
 import itertools
 import json
 import math
@@ -239,6 +240,14 @@ def test_result_json_round_trip_and_summary():
     with pytest.raises(ValueError, match="status"):
         SolveResult.from_dict({**d, "status": "done"})
     assert set(STATUSES) >= {"optimal", "infeasible", "error"}
+
+
+def test_summary_shows_solver_noise_on_a_zero_bound_as_zero():
+    result, _ = solve_highs(assignment_spec()[0].to_highs(), SolveOptions())
+    text = dataclasses.replace(result, termination="time_limit", proven_optimal=False, objective=0.0566,
+                               bound=2.220446e-16, gap=1.0).summary()
+    assert "bound: 0  gap: 100.00% (the bound is still 0: nothing proven beyond it)" in text
+    assert "e-16" not in text
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ tree found and a proven bound); ``split_bounds`` gives, for every split candidat
 lower bounds on its children's optimal sub-trees (the bound rows of a MIP). Both work on
 :class:`ExactData`, the rank encoding made once by :func:`prepare`.
 
-Depends on numpy, numba and ``greedy`` only.
+Depends on numpy, numba and ``greedy`` only. :func:`warm_up` compiles the numba kernels once
+per process (the estimators call it before starting their clock).
 
 >>> import numpy as np
 >>> from optitree.exact import solve, split_bounds
@@ -31,5 +32,6 @@ from ._api import ExactResult, solve
 from ._bounds import SplitBounds, split_bounds
 from ._data import ExactData, prepare
 from ._search import check_allowed
+from ._warmup import warm_up
 
-__all__ = ["solve", "ExactResult", "split_bounds", "SplitBounds", "prepare", "ExactData", "check_allowed"]
+__all__ = ["solve", "ExactResult", "split_bounds", "SplitBounds", "prepare", "ExactData", "check_allowed", "warm_up"]

@@ -120,11 +120,20 @@ class SolveResult:
     (the estimators pass their formulation's ``objective_lower_bound``, 0, since
     a solver stopped before its root LP can report a dual bound far below it).
     ``build_time`` is the model construction measured by the caller plus the hand-off
-    to the solver (HiGHS ``passModel``, Pyomo emission).
+    to the solver (HiGHS ``passModel``, Pyomo emission); an estimator adds the one-off
+    compilation of the exact engine's kernels (:func:`optitree.exact.warm_up`).
+    ``fit_time`` is the wall time of an estimator's whole ``fit`` (None for a bare
+    solve); everything but the build runs under ``time_limit``, so
+    ``fit_time - build_time`` exceeds it only by the solver's late clock checks
+    (HiGHS's presolve and MIP setup: :mod:`optitree.solvers.highs`;
+    ``experiments/bench_time_limit.py`` measures the overshoot).
     ``trace`` holds dicts ``{"time", "incumbent",
     "bound", "gap", "nodes", "event"}`` with event ``"start"`` (accepted MIP start),
     ``"improving"`` (new incumbent), ``"progress"`` (sampled every >= 0.5 s) and
     ``"final"``; times are seconds since the solve started.
+    ``objective_units`` (set by the estimators) relates the objective to the user's units:
+    ``{"name": "errors", "scale": s}`` means ``objective / s`` training errors (weighted);
+    :func:`optitree.plot_progress` and the progress line show those. None: objective units.
     ``acceleration`` records what the exact engine contributed (start, bound rows,
     screening, a certificate; :class:`optitree._acceleration.ExactStage`), None without it.
     """
@@ -151,6 +160,8 @@ class SolveResult:
     trace: list = field(default_factory=list)
     message: str = ""
     acceleration: dict | None = None
+    fit_time: float | None = None
+    objective_units: dict | None = None
 
     def __post_init__(self):
         if self.termination not in TERMINATIONS:
@@ -221,13 +232,18 @@ class SolveResult:
                 f"{self.start_source or 'user'} (objective {num(self.start_objective)}, "
                 f"{'accepted' if self.start_accepted else 'rejected'})"
             )
+        bound = self.bound
+        if bound is not None and abs(bound) <= 1e-9 * max(1.0, abs(self.objective or 0.0)):
+            bound = 0.0  # solver noise around 0 (HiGHS reports e.g. 2.22e-16)
+        gap = "-" if self.gap is None else format(self.gap, ".2%")
+        if bound == 0.0 and self.objective:  # e.g. the a-priori bound 0 of a tree's objective
+            gap += " (the bound is still 0: nothing proven beyond it)"
         lines = [
             f"status: {self.status}{' (proven optimal)' if self.proven_optimal else ''}"
             f" [{self.solver}]",
-            f"objective: {num(self.objective)}  bound: {num(self.bound)}  gap: "
-            f"{'-' if self.gap is None else format(self.gap, '.2%')}",
-            f"time: build {self.build_time:.2f} s, solve {self.solve_time:.2f} s; "
-            f"nodes: {self.nodes}",
+            f"objective: {num(self.objective)}  bound: {num(bound)}  gap: {gap}",
+            f"time: build {self.build_time:.2f} s, solve {self.solve_time:.2f} s"
+            f"{'' if self.fit_time is None else f', fit {self.fit_time:.2f} s'}; nodes: {self.nodes}",
             f"size: {self.n_rows} rows, {self.n_cols} columns ({self.n_integer} integer), "
             f"{self.n_nonzeros} non-zeros; start: {start}",
         ]
