@@ -266,3 +266,20 @@ def test_bad_start_raises():
         solve_highs(spec.to_highs(), SolveOptions(), start={99: 1.0})
     with pytest.raises(TypeError, match="dict"):
         solve_highs(spec.to_highs(), SolveOptions(), start=[1.0])
+
+
+def test_a_quiet_fit_prints_nothing_not_even_the_highs_banner():
+    """HiGHS 1.16 prints its banner from the first constructor of a process, before options."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np\n"
+        "from optitree import OptimalTreeClassifier\n"
+        "X = np.arange(24.0).reshape(12, 2) % 5\n"
+        "y = (X[:, 0] > 2).astype(int)\n"
+        "OptimalTreeClassifier(max_depth=1, acceleration='none', time_limit=10).fit(X, y)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ""

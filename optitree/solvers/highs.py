@@ -20,7 +20,9 @@ LP that completes a sparse MIP start, which runs before HiGHS starts its clock (
 from __future__ import annotations
 
 import math
+import os
 import re
+import sys
 import threading
 import time
 
@@ -43,6 +45,37 @@ START_LOG = re.compile(r"MIP start solution is feasible[,:] objective value is\s
 _SCHEDULER_LOG = "scheduler has already been initialized"
 
 
+_BANNER_SHOWN = False
+
+
+def _new_highs(verbose: bool):
+    """A :class:`highspy.Highs`; the first one of the process prints HiGHS's banner on C's stdout.
+
+    HiGHS 1.16 prints "Running HiGHS ... Copyright" from the first constructor, before any
+    option can be set: unless ``verbose``, file descriptor 1 points to ``/dev/null`` while it runs.
+    """
+    import highspy
+
+    global _BANNER_SHOWN
+    if _BANNER_SHOWN or verbose:
+        _BANNER_SHOWN = True
+        return highspy.Highs()
+    _BANNER_SHOWN = True
+    if sys.stdout is not None:
+        sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no file descriptor 1: nothing to print to
+        return highspy.Highs()
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            return highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def compile_highs(spec: ModelSpec, verbose: bool = False, names: bool = False):
     """Compile ``spec`` to a :class:`highspy.Highs` model with one ``passModel`` call.
 
@@ -57,7 +90,7 @@ def compile_highs(spec: ModelSpec, verbose: bool = False, names: bool = False):
     """
     import highspy
 
-    h = highspy.Highs()
+    h = _new_highs(verbose)
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("log_to_console", bool(verbose))
     cost, col_lb, col_ub, integrality = spec.column_arrays()
