@@ -1,4 +1,4 @@
-"""Time limits: the HiGHS guard, symmetry detection off under a limit, compilation off the clock.
+"""Time limits: the HiGHS guard, the engine's compilation off the clock, fit_time.
 
 No test measures wall time (the overshoot is measured by experiments/bench_time_limit.py):
 the clock is replaced by a fast or shifted one.
@@ -6,9 +6,7 @@ the clock is replaced by a fast or shifted one.
 
 import time
 
-import highspy
 import numpy as np
-import pytest
 from sklearn.datasets import load_iris
 
 from optitree import OptimalTreeClassifier, exact
@@ -42,14 +40,6 @@ def test_guard_leaves_a_run_within_the_limit_alone():
     spec, _ = multi_knapsack()
     result, _ = solve_highs(spec.to_highs(), SolveOptions(time_limit=1000.0))
     assert result.termination == "optimal"
-
-
-@pytest.mark.parametrize("time_limit, detect", [(None, True), (10.0, False)])
-def test_symmetry_detection_is_off_under_a_time_limit(time_limit, detect):
-    # HiGHS's symmetry detection never checks the clock (9-28 s on a 230k-column FlowOCT model)
-    h = highspy.Highs()
-    highs_backend._apply_options(h, SolveOptions(time_limit=time_limit))
-    assert h.getOptionValue("mip_detect_symmetry")[1] is detect
 
 
 def test_engine_compilation_is_build_time_not_charged_to_the_limit(monkeypatch):

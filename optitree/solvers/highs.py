@@ -10,11 +10,11 @@
 Time limits: HiGHS checks its clock between presolve rounds, in the simplex and IPM loops
 and in branch-and-bound; a guard on the simplex, IPM and MIP interrupt callbacks stops a run
 found past ``time_limit`` wherever HiGHS's own check comes late. Some stages call no
-callback and check the clock late or never, so no guard reaches them (measured on FlowOCT
-without the exact engine, breast_cancer, HiGHS 1.16, 2 cores): MIP symmetry detection (9-28 s
-past a 10 s limit at depth 3; off whenever a time limit is set, ``mip_detect_symmetry``),
-probing and the MIP setup after presolve (up to ~6 s past a 10 s limit at depth 2), and the
-LP that completes a sparse MIP start, which runs before HiGHS starts its clock (0.2-0.5 s).
+callback and check the clock late, so no guard reaches them (measured on FlowOCT without the
+exact engine, breast_cancer, HiGHS 1.16, 2 shared cores): presolve probing and the MIP setup
+after presolve (depth 3, 10 s limit: HiGHS stops after 18-20 s; depth 2: up to 16 s), and
+the LP that completes a sparse MIP start, which runs before HiGHS starts its clock (0.2-0.5 s).
+Switching off probing or symmetry detection did not shorten these runs reproducibly.
 """
 
 from __future__ import annotations
@@ -181,8 +181,6 @@ def _apply_options(h, options: SolveOptions) -> None:
         "random_seed": int(options.random_seed),
         "mip_max_nodes": highspy.kHighsIInf if options.node_limit is None else int(options.node_limit),
         "presolve": "choose" if options.presolve else "off",
-        # symmetry detection never looks at the clock (module docstring)
-        "mip_detect_symmetry": options.time_limit is None,
         # Output stays on (the log callback records the MIP-start line); only the
         # console printing follows `verbose`.
         "output_flag": True,
