@@ -315,7 +315,7 @@ class FlowOCTFormulation(TreeFormulation):
         x = np.zeros(spec.n_cols)
         heap = self._heap_ids(tree)
         samples = self._node_samples(tree)
-        label = tree.value.argmax(axis=1)  # majority class of every node
+        label = tree.node_class  # its leaf_class, or the majority class
         for node in np.flatnonzero(~tree.is_leaf):
             j, idx = tree.feature[node], samples[node]
             vals = self.X[idx, j]
@@ -359,4 +359,9 @@ class FlowOCTFormulation(TreeFormulation):
             q = b[split].argmax(axis=1)
             feature[split] = self.threshold_feature[q]
             threshold[split] = self.threshold_value[q]
-        return self._heap(feature, threshold)
+        # a predicting node's label goes to the heap leaf its pass-through chain (always right) reaches
+        predicting = np.flatnonzero(p) + 1
+        below = self.depth - np.floor(np.log2(predicting)).astype(np.int64)
+        leaf_class = np.zeros(self.n_leaves, np.intp)
+        leaf_class[((predicting + 1) << below) - 1 - self.n_leaves] = self.spec.block_values(x, "w")[p].argmax(axis=1)
+        return self._heap(feature, threshold, leaf_class=leaf_class)
