@@ -109,7 +109,7 @@ def check_fit(X, y, constraint, expected, acceleration, alpha=0.0):
     assert errors(clf, X, y) >= expected
     if r.proven_optimal:
         assert errors(clf, X, y) == expected
-    return r
+    return clf
 
 
 @pytest.mark.parametrize("acceleration, alpha", [("all", 0.0), ("all", 0.01), ("decompose", 0.0),
@@ -122,12 +122,28 @@ def test_class_quota_equals_brute_force(acceleration, alpha):
         expected = brute_force(X, y, quota=(lo, hi))
         if not np.isfinite(expected):
             continue
-        r = check_fit(X, y, class_quota(y, lo, hi), expected, acceleration, alpha)
+        r = check_fit(X, y, class_quota(y, lo, hi), expected, acceleration, alpha).result_
         proven += r.proven_optimal
         decomposed += r.acceleration["decomposition"] is not None
-    # with alpha > 0 the decoded tree can drop a split with an empty child and so break the
-    # quota: such results are not certified (test_a_returned_tree_that_violates_...)
     assert proven >= (8 if alpha == 0 else 6) and decomposed >= 5
+
+
+@pytest.mark.parametrize("acceleration", ["none", "all"])
+@pytest.mark.parametrize("alpha", [0.0, 0.01])
+def test_the_returned_tree_meets_the_class_quota(acceleration, alpha):
+    """FlowOCT may meet the quota with labels its leaves' majorities do not have, or with a leaf no
+    training sample reaches: the returned tree keeps both, meets the quota and is the optimum."""
+    proven = 0
+    for seed in range(10):
+        X, y = random_dataset(seed, max_samples=9)
+        expected = brute_force(X, y, quota=(1, 1))
+        if not np.isfinite(expected):
+            continue
+        clf = check_fit(X, y, class_quota(y, 1, 1), expected, acceleration, alpha)
+        n_classes = int(y.max()) + 1
+        np.testing.assert_array_equal(leaf_usage(clf, n_classes), np.ones(n_classes))
+        proven += clf.result_.proven_optimal
+    assert proven >= 9
 
 
 @pytest.mark.parametrize("acceleration", ["all", "start+decompose"])
@@ -138,7 +154,7 @@ def test_max_features_equals_brute_force(acceleration):
         if X.shape[1] < 2:
             continue
         expected = brute_force(X, y, k_features=1)
-        r = check_fit(X, y, max_features(X, y, 2, k=1), expected, acceleration)
+        r = check_fit(X, y, max_features(X, y, 2, k=1), expected, acceleration).result_
         proven += r.proven_optimal
     assert proven >= 8
 

@@ -411,9 +411,9 @@ class TreeFormulation(ABC):
     def start_vector(self, tree: Tree) -> np.ndarray:
         """Complete solution vector (all columns of :attr:`spec`) encoding ``tree``.
 
-        ``tree`` must be canonical (:meth:`prepare_start`) and of depth <= ``depth``.
-        Raises :class:`InfeasibleStartError` when a leaf holds fewer than
-        ``min_samples_leaf`` modelled samples.
+        ``tree`` must be canonical (:meth:`prepare_start`), or a tree :meth:`decode`
+        returned, and of depth <= ``depth``. Raises :class:`InfeasibleStartError` when a
+        leaf that receives samples holds fewer than ``min_samples_leaf`` of them.
         """
         self._require_spec()
         self._check_tree(tree)
@@ -421,6 +421,7 @@ class TreeFormulation(ABC):
             raise ValueError(f"start tree has depth {tree.max_depth} > the model's depth {self.depth}")
         leaf_of = tree.apply(self.X)
         sizes = np.bincount(leaf_of, weights=self.count, minlength=tree.node_count)[tree.is_leaf]
+        sizes = sizes[sizes > 0]
         if (sizes < self.min_samples_leaf).any():
             raise InfeasibleStartError(
                 f"start tree has a leaf with {int(sizes.min())} samples < min_samples_leaf={self.min_samples_leaf}"
@@ -439,20 +440,26 @@ class TreeFormulation(ABC):
         predicts its majority class (the canonical labels: never a worse objective) unless
         that tree is not a solution of ``spec`` (user rows on the labels, e.g. a quota of
         leaves per class, can forbid it); then the leaves keep the model's labels
-        (:attr:`greedy.Tree.leaf_class`).
+        (:attr:`greedy.Tree.leaf_class`). If that is still no solution (such rows can count
+        a leaf that a split sends no training sample to, which the canonical form drops),
+        the model's tree is returned as it is, with its thresholds and every split.
         """
         if spec is not self.spec:
             raise ValueError("decode expects the ModelSpec built by this formulation")
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (spec.n_cols,):
             raise ValueError(f"x must have shape ({spec.n_cols},), got {x.shape}")
-        tree = self.canonical_tree(from_heap(self._heap_from_solution(x), self.n_features, self.task.name))[0]
+        model_tree = from_heap(self._heap_from_solution(x), self.n_features, self.task.name)
+        tree, removed = self.canonical_tree(model_tree)
         if tree.leaf_class is None:
             return tree
         majority = Tree.from_dict({k: v for k, v in tree.to_dict().items() if k != "leaf_class"})
-        if np.array_equal(tree.node_class, majority.node_class) or self._is_solution(majority):
-            return majority
-        return tree
+        if (not removed and np.array_equal(tree.node_class, majority.node_class)) or self._is_solution(majority):
+            return majority  # the first test: the model's own tree, up to thresholds within the same gaps
+        if self._is_solution(tree):
+            return tree
+        model_tree = self._with_statistics(model_tree)
+        return model_tree if self._is_solution(model_tree) else tree
 
     # ------------------------------------------------------------------ helpers
     def _is_solution(self, tree: Tree) -> bool:

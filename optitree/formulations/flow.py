@@ -320,7 +320,9 @@ class FlowOCTFormulation(TreeFormulation):
             j, idx = tree.feature[node], samples[node]
             vals = self.X[idx, j]
             left = vals <= tree.threshold[node]
-            q = self._threshold_index(j, vals[left].max(), vals[~left].min(), tree.threshold[node])
+            # a side without samples (a decoded tree's split that separates none): the tree's own threshold
+            q = self._threshold_index(j, vals[left].max(initial=-np.inf), vals[~left].min(initial=np.inf),
+                                      tree.threshold[node])
             if q is None:
                 raise ValueError("start tree has a split outside the modelled thresholds; use prepare_start first")
             n0 = heap[node] - 1
