@@ -18,7 +18,13 @@ Beyond axis-aligned splits a node may hold
   to the right; its prediction is the weighted average of the leaves it reaches.
   Without ``missing_left`` a NaN in a used feature is an error;
 * a **linear leaf model**: the prediction at leaf ``i`` is
-  ``leaf_intercept[i] + leaf_coef[i] @ x`` instead of ``value[i, 0]``.
+  ``leaf_intercept[i] + leaf_coef[i] @ x`` instead of ``value[i, 0]``;
+* a **leaf label**: a classification leaf ``i`` predicts class ``leaf_class[i]``
+  instead of the most frequent class of ``value[i]`` (e.g. the label an optimal tree's
+  MIP chose under a user constraint on the labels). ``value`` keeps the training class
+  counts; a leaf whose label is not its most probable class gets the probabilities of
+  its label alone (:attr:`Tree.node_proba`), so the predicted class is always the most
+  probable one.
 """
 
 from __future__ import annotations
@@ -34,7 +40,9 @@ LEAF_FEATURE = -2
 OBLIQUE = -3
 
 _TASKS = ("classification", "regression")
-_OPTIONAL = ("category_left", "default_left", "split_coef", "missing_left", "leaf_coef", "leaf_intercept")
+_OPTIONAL = (
+    "category_left", "default_left", "split_coef", "missing_left", "leaf_coef", "leaf_intercept", "leaf_class",
+)
 
 
 def midpoint_threshold(lo, hi):
@@ -72,6 +80,10 @@ class Tree:
         Training statistics; default zeros.
     category_left, default_left, split_coef, missing_left, leaf_coef, leaf_intercept
         Optional per-node arrays described in the module docstring.
+    leaf_class : array of int, shape (n_nodes,), optional
+        Classification: the class code each leaf predicts, in ``[0, n_classes)``
+        (module docstring); entries at internal nodes do not affect predictions. Default:
+        every leaf predicts the most frequent class of its ``value``.
 
     Examples
     --------
@@ -108,6 +120,7 @@ class Tree:
         missing_left=None,
         leaf_coef=None,
         leaf_intercept=None,
+        leaf_class=None,
     ):
         self.children_left = np.asarray(children_left, dtype=np.intp).ravel()
         n = self.children_left.shape[0]
@@ -129,6 +142,7 @@ class Tree:
         self.missing_left = None if missing_left is None else np.asarray(missing_left, np.float64)
         self.leaf_coef = None if leaf_coef is None else np.asarray(leaf_coef, np.float64)
         self.leaf_intercept = None if leaf_intercept is None else np.asarray(leaf_intercept, np.float64)
+        self.leaf_class = None if leaf_class is None else np.asarray(leaf_class, np.intp)
         self.validate()
 
     # ------------------------------------------------------------------ invariants
@@ -191,6 +205,13 @@ class Tree:
                 raise ValueError("linear leaf models are for regression trees")
             if self.leaf_coef.shape != (n, self.n_features) or self.leaf_intercept.shape != (n,):
                 raise ValueError("leaf_coef must be (n_nodes, n_features) and leaf_intercept (n_nodes,)")
+        if self.leaf_class is not None:
+            if self.task != "classification":
+                raise ValueError("leaf_class is for classification trees")
+            if self.leaf_class.shape != (n,):
+                raise ValueError("leaf_class must have shape (n_nodes,)")
+            if np.any((self.leaf_class < 0) | (self.leaf_class >= self.value.shape[1])):
+                raise ValueError(f"leaf_class must hold class codes in [0, {self.value.shape[1]})")
 
     # ------------------------------------------------------------------ properties
     @property
@@ -361,7 +382,13 @@ class Tree:
 
     @property
     def node_proba(self) -> np.ndarray:
-        """Class distribution at every node; a node with no training weight takes its nearest ancestor's."""
+        """Class distribution at every node; a node with no training weight takes its nearest ancestor's.
+
+        A leaf whose :attr:`leaf_class` is not the most probable class of that distribution
+        gets probability 1 for its label (and 0 for the others): the class a leaf predicts is
+        always its most probable one, as scikit-learn's ``predict == argmax(predict_proba)``
+        expects. ``value`` keeps the training counts.
+        """
         if self.task != "classification":
             raise ValueError("node_proba is defined for classification trees")
         total = self.value.sum(axis=1)
@@ -371,7 +398,22 @@ class Tree:
         parent = self.parent
         for i in np.flatnonzero(~pos):  # parents come before children
             proba[i] = proba[parent[i]] if i > 0 else 1.0 / self.value.shape[1]
+        if self.leaf_class is not None:
+            relabelled = np.flatnonzero(self.is_leaf & (self.leaf_class != proba.argmax(axis=1)))
+            proba[relabelled] = 0.0
+            proba[relabelled, self.leaf_class[relabelled]] = 1.0
         return proba
+
+    @property
+    def node_class(self) -> np.ndarray:
+        """Class code of every node: its :attr:`leaf_class` at a leaf when given, else the most
+        frequent class of its ``value``."""
+        if self.task != "classification":
+            raise ValueError("node_class is defined for classification trees")
+        majority = self.value.argmax(axis=1)
+        if self.leaf_class is None:
+            return majority
+        return np.where(self.is_leaf, self.leaf_class, majority)
 
     def predict(self, X) -> np.ndarray:
         """Class probabilities (n_samples, n_classes) or regression values (n_samples,)."""

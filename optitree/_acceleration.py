@@ -424,9 +424,10 @@ class ExactStageMixin:
         """Raise ``result.bound`` to the engine's global bounds (valid under any added constraint).
 
         Under user constraints nothing is certified for a returned ``tree`` that violates the
-        model: the decoded tree predicts its leaves' majority classes, which user rows on the
-        predictions (``w``, e.g. a class quota) may forbid, so it can differ from the MIP's
-        solution even at the same objective. A proof is then withdrawn (``CertificateWarning``).
+        model. Decoding returns a solution of the model whenever the MIP's own tree is one (its
+        leaf labels and splits kept where user rows on them, e.g. a class quota, need them); a
+        safety net for what it cannot (e.g. a solution that meets the rows only within the
+        solver's tolerances): a proof is then withdrawn (``CertificateWarning``).
         """
         known = [b for b in ((stage.engine or {}).get("bound"), (stage.bounds or {}).get("bound")) if b is not None]
         if known and (result.bound is None or max(known) > result.bound):

@@ -231,7 +231,7 @@ def export_text(tree_or_estimator, feature_names=None, class_names=None, decimal
         value = tree.value[node]
         if tree.task == "regression":
             return f"{indent} value: [{fmt(value[0])}]"
-        label = f" class: {classes[int(np.argmax(value))]}"
+        label = f" class: {classes[int(tree.node_class[node])]}"
         if show_weights:
             return f"{indent} weights: [{', '.join(fmt(v) for v in value)}]{label}"
         return f"{indent}{label}"
@@ -329,7 +329,7 @@ def node_label_lines(tree: Tree, node: int, feature_names, class_names, criterio
         else:
             text = ", ".join(fmt(v) for v in shown)
         lines.append(f"value = [{text}]")
-        lines.append(f"class = {class_names[int(np.argmax(value))]}")
+        lines.append(f"class = {class_names[int(tree.node_class[node])]}")
     return lines
 
 

@@ -8,6 +8,7 @@ trace, ever exceeds it.
 """
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ import pytest
 pyo = pytest.importorskip("pyomo.environ")
 
 from optitree import OptimalTreeClassifier  # noqa: E402
+from optitree._certificate import CertificateWarning  # noqa: E402
 from optitree._decomposition import decompose, infeasible_fixings  # noqa: E402
 from optitree._model import ModelSpec  # noqa: E402
 from optitree.solvers import SolveOptions  # noqa: E402
@@ -23,12 +25,13 @@ from test_bruteforce import random_dataset  # noqa: E402
 from experiments.bench_certified import max_features  # noqa: E402
 
 
-def brute_force(X, y, *, quota=None, k_features=None):
+def brute_force(X, y, *, quota=None, k_features=None, empty_leaves=True):
     """Fewest errors of a depth-<=2 tree as FlowOCT models it, under the constraints (inf if none fits).
 
     ``quota = (lo, hi)``: every class predicted by lo..hi nodes; ``k_features``: at most that
-    many distinct split features. Per root split, each side keeps the least errors for every
-    (class usage, features used) it can reach; the sides are then combined.
+    many distinct split features; ``empty_leaves=False``: no split leaves a side without
+    samples (OCT's leaves predict only when used). Per root split, each side keeps the least
+    errors for every (class usage, features used) it can reach; the sides are then combined.
     """
     n_classes = int(y.max()) + 1
     splits = [(j, t) for j in range(X.shape[1])
@@ -47,6 +50,8 @@ def brute_force(X, y, *, quota=None, k_features=None):
         options = [(frozenset(), [idx])] + [
             (frozenset([j]), [idx[X[idx, j] <= t], idx[X[idx, j] > t]]) for j, t in splits]
         for feats, groups in options:
+            if not empty_leaves and min(map(len, groups)) == 0:
+                continue
             for errors, usage in labelled(groups):
                 kk = key(usage, feats)
                 best[kk] = min(best.get(kk, np.inf), errors)
@@ -70,13 +75,22 @@ def brute_force(X, y, *, quota=None, k_features=None):
     return best
 
 
-def class_quota(y, lo, hi, depth=2):
-    n_classes, n_nodes = int(y.max()) + 1, 2 ** (depth + 1) - 1
+def class_quota(y, lo, hi, depth=2, formulation="flow"):
+    """Every class predicted by lo..hi nodes: FlowOCT's labels ``w`` (every node) or OCT's ``c`` (leaves)."""
+    n_classes = int(y.max()) + 1
+    name, n_nodes = ("w", 2 ** (depth + 1) - 1) if formulation == "flow" else ("c", 2**depth)
 
     def constraint(m):
-        m.quota = pyo.Constraint(range(n_classes), rule=lambda m, k: (lo, sum(m.w[n, k] for n in range(n_nodes)), hi))
+        label = getattr(m, name)
+        m.quota = pyo.Constraint(range(n_classes), rule=lambda m, k: (lo, sum(label[n, k] for n in range(n_nodes)), hi))
 
     return constraint
+
+
+def leaf_usage(clf, n_classes):
+    """How many leaves of the fitted tree predict each class (the most probable one)."""
+    tree = clf.tree_
+    return np.bincount(tree.node_proba[tree.is_leaf].argmax(axis=1), minlength=n_classes)
 
 
 def errors(clf, X, y):
@@ -95,7 +109,7 @@ def check_fit(X, y, constraint, expected, acceleration, alpha=0.0):
     assert errors(clf, X, y) >= expected
     if r.proven_optimal:
         assert errors(clf, X, y) == expected
-    return r
+    return clf
 
 
 @pytest.mark.parametrize("acceleration, alpha", [("all", 0.0), ("all", 0.01), ("decompose", 0.0),
@@ -108,12 +122,28 @@ def test_class_quota_equals_brute_force(acceleration, alpha):
         expected = brute_force(X, y, quota=(lo, hi))
         if not np.isfinite(expected):
             continue
-        r = check_fit(X, y, class_quota(y, lo, hi), expected, acceleration, alpha)
+        r = check_fit(X, y, class_quota(y, lo, hi), expected, acceleration, alpha).result_
         proven += r.proven_optimal
         decomposed += r.acceleration["decomposition"] is not None
-    # with alpha > 0 the decoded tree can drop a split with an empty child and so break the
-    # quota: such results are not certified (test_a_returned_tree_that_violates_...)
     assert proven >= (8 if alpha == 0 else 6) and decomposed >= 5
+
+
+@pytest.mark.parametrize("acceleration", ["none", "all"])
+@pytest.mark.parametrize("alpha", [0.0, 0.01])
+def test_the_returned_tree_meets_the_class_quota(acceleration, alpha):
+    """FlowOCT may meet the quota with labels its leaves' majorities do not have, or with a leaf no
+    training sample reaches: the returned tree keeps both, meets the quota and is the optimum."""
+    proven = 0
+    for seed in range(10):
+        X, y = random_dataset(seed, max_samples=9)
+        expected = brute_force(X, y, quota=(1, 1))
+        if not np.isfinite(expected):
+            continue
+        clf = check_fit(X, y, class_quota(y, 1, 1), expected, acceleration, alpha)
+        n_classes = int(y.max()) + 1
+        np.testing.assert_array_equal(leaf_usage(clf, n_classes), np.ones(n_classes))
+        proven += clf.result_.proven_optimal
+    assert proven >= 9
 
 
 @pytest.mark.parametrize("acceleration", ["all", "start+decompose"])
@@ -124,7 +154,7 @@ def test_max_features_equals_brute_force(acceleration):
         if X.shape[1] < 2:
             continue
         expected = brute_force(X, y, k_features=1)
-        r = check_fit(X, y, max_features(X, y, 2, k=1), expected, acceleration)
+        r = check_fit(X, y, max_features(X, y, 2, k=1), expected, acceleration).result_
         proven += r.proven_optimal
     assert proven >= 8
 
@@ -225,17 +255,53 @@ def test_child_bound_row_never_exceeds_a_subtree_cost(alpha):
                     assert beta[q] <= alpha + stump * units + 1e-9  # alpha is in model units
 
 
-def test_a_returned_tree_that_violates_a_class_quota_is_never_certified():
-    """Left leaf {0, 1} is a tie: the quota (one leaf per class) needs it to predict 1, the decoded tree
-    predicts the majority (0), at the same error count. The result must not claim a proof for it."""
-    import warnings
+@pytest.mark.parametrize("formulation", ["flow", "oct"])
+@pytest.mark.parametrize("acceleration", ["none", "all"])
+@pytest.mark.parametrize("y", [[0, 1, 0, 0], [0, 0, 1, 0, 0, 0]], ids=["tie", "minority"])
+def test_a_class_quota_keeps_the_models_leaf_labels(y, acceleration, formulation):
+    """One leaf per class at depth 1: the left leaf must predict 1 although 0 is (tied or strictly) its
+    majority. The returned tree keeps the MIP's labels, meets the quota, and its proof is honest."""
+    y = np.array(y)
+    X = (np.arange(y.size) >= y.size // 2).astype(float)[:, None]  # left {x = 0}, right {x = 1}
+    expected = int(np.sum(y[: y.size // 2] != 1))  # the left half predicts 1, the right half (all 0) 0
+    clf = OptimalTreeClassifier(max_depth=1, time_limit=None, formulation=formulation, acceleration=acceleration,
+                                constraints=class_quota(y, 1, 1, depth=1, formulation=formulation)).fit(X, y)
+    np.testing.assert_array_equal(leaf_usage(clf, 2), [1, 1])
+    np.testing.assert_array_equal(clf.predict(X), (X[:, 0] == 0).astype(int))
+    assert errors(clf, X, y) == expected
+    assert clf.result_.proven_optimal
+    assert clf.result_.objective == pytest.approx(expected / (y.size - np.bincount(y).max()))
+    np.testing.assert_array_equal(clf.predict_proba(X).argmax(axis=1), clf.predict(X))
 
-    X, y = np.array([[0.0], [0.0], [1.0], [1.0]]), np.array([0, 1, 0, 0])
-    quota = class_quota(y, 1, 1, depth=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        clf = OptimalTreeClassifier(max_depth=1, time_limit=None, constraints=quota).fit(X, y)
-    predicted = set(clf.predict(X[[0, 2]]))
-    if predicted != {0, 1}:  # the decoded tree breaks the quota
-        assert not clf.result_.proven_optimal
-        assert "violates the model" in clf.result_.message
+
+@pytest.mark.parametrize("acceleration", ["none", "all"])
+def test_oct_class_quota_equals_brute_force(acceleration):
+    """OCT labels only the leaves it uses, so its quota optimum is FlowOCT's without empty leaves."""
+    proven = relabelled = 0
+    for seed in range(10):
+        X, y = random_dataset(seed, max_samples=9)
+        expected = brute_force(X, y, quota=(1, 1), empty_leaves=False)
+        n_classes = int(y.max()) + 1
+        clf = OptimalTreeClassifier(max_depth=2, time_limit=None, formulation="oct", acceleration=acceleration,
+                                    constraints=class_quota(y, 1, 1, formulation="oct"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CertificateWarning)  # big-M tolerances can withdraw a proof
+            clf.fit(X, y)
+        np.testing.assert_array_equal(leaf_usage(clf, n_classes), np.ones(n_classes))
+        assert errors(clf, X, y) >= expected
+        if clf.result_.proven_optimal:
+            assert errors(clf, X, y) == expected
+        proven += clf.result_.proven_optimal
+        relabelled += clf.tree_.leaf_class is not None
+    assert proven >= 8 and relabelled >= 2
+
+
+@pytest.mark.parametrize("formulation", ["flow", "oct"])
+def test_unconstrained_and_slack_quota_fits_predict_majority_classes(formulation):
+    """Without binding user rows the returned tree keeps the canonical majority labels."""
+    for seed in range(4):
+        X, y = random_dataset(seed, max_samples=9)
+        for constraints in (None, class_quota(y, 0, 4, formulation=formulation)):
+            clf = OptimalTreeClassifier(max_depth=2, time_limit=None, formulation=formulation,
+                                        constraints=constraints).fit(X, y)
+            assert clf.tree_.leaf_class is None

@@ -243,6 +243,12 @@ def test_export_graphviz_filled_proportion_and_quoting():
     assert '0 [label="say \\"hi\\" <= 0.5' in quoted
 
 
+def test_exports_show_a_leaf_label_that_overrides_the_majority():
+    tree = Tree.from_dict({**xor_tree().to_dict(), "leaf_class": [0, 0, 0, 1, 1, 1, 0]})  # leaf 3: [2, 0], class 1
+    assert optitree.export_text(tree).splitlines()[2] == "|   |   |--- class: 1"
+    assert '3 [label="impurity = 0.0\\nsamples = 2\\nvalue = [2, 0]\\nclass = 1"] ;' in optitree.export_graphviz(tree)
+
+
 def test_export_graphviz_out_file(tmp_path, monkeypatch):
     tree = xor_tree()
     dot = optitree.export_graphviz(tree, out_file=tmp_path / "t.dot")

@@ -114,6 +114,22 @@ def test_linear_leaves():
         tree.predict([[0.25, np.nan]])  # never a silent zero-fill of the missing coordinate
 
 
+def test_leaf_class_overrides_the_majority_and_round_trips():
+    # left leaf counts [3, 1] but labelled 1; right leaf [1, 3] labelled with its majority
+    tree = Tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [0.5, np.nan, np.nan], [[4, 4], [3, 1], [1, 3]],
+                n_features=1, leaf_class=[0, 1, 1])
+    np.testing.assert_array_equal(tree.node_class, [0, 1, 1])
+    # a relabelled leaf gets its label's probabilities alone; the other keeps its distribution
+    np.testing.assert_allclose(tree.predict([[0.2], [0.9]]), [[0, 1], [0.25, 0.75]])
+    np.testing.assert_array_equal(tree.value[1], [3, 1])  # training counts are kept
+    again = Tree.from_json(tree.to_json())
+    assert again == tree and again.leaf_class is not None
+    np.testing.assert_array_equal(again.leaf_class, [0, 1, 1])
+    assert tree != Tree.from_dict({k: v for k, v in tree.to_dict().items() if k != "leaf_class"})
+    refit = tree.fill_statistics([[0.2], [0.9]], [0, 0])  # statistics change, labels stay
+    np.testing.assert_array_equal(refit.node_class, [0, 1, 1])
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [
@@ -123,6 +139,9 @@ def test_linear_leaves():
         (dict(threshold=[np.inf, np.nan, np.nan]), "finite"),
         (dict(value=[[1, 2], [3, 4]]), "value has shape"),
         (dict(task="ranking"), "task"),
+        (dict(leaf_class=[0, 2, 0]), "leaf_class"),
+        (dict(leaf_class=[0, 1]), "leaf_class"),
+        (dict(task="regression", value=[[1], [0], [2]], leaf_class=[0, 0, 0]), "leaf_class"),
     ],
 )
 def test_invalid_trees_raise(kwargs, match):

@@ -40,6 +40,7 @@ import numpy as np
 
 from greedy import LEAF_FEATURE, OBLIQUE, TREE_LEAF, Tree, midpoint_threshold
 
+from .._warmstart import solution_violation
 from ._heap import HeapTree, from_heap
 from ._task import ClassificationTask, Task, power_of_two_scale
 
@@ -280,17 +281,18 @@ class TreeFormulation(ABC):
         Splits that send every modelled sample reaching them to one side are replaced
         by that side's subtree; every remaining threshold is moved to the midpoint
         between the largest value going left and the smallest going right among the
-        samples reaching the node (scikit-learn's convention); node statistics and leaf
-        labels are recomputed from the training data. Returns the tree and the number
-        of splits removed.
+        samples reaching the node (scikit-learn's convention); node statistics are
+        recomputed from the training data. Leaves keep ``tree``'s
+        :attr:`~greedy.Tree.leaf_class` when it has one, else predict their majority class.
+        Returns the tree and the number of splits removed.
         """
         self._check_tree(tree)
         X = self.X
-        cl, cr, feat, thr = [], [], [], []
+        cl, cr, feat, thr, label = [], [], [], [], []
         coef = [] if tree.split_coef is not None else None
 
         def new_node():
-            cl.append(TREE_LEAF), cr.append(TREE_LEAF), feat.append(LEAF_FEATURE), thr.append(np.nan)
+            cl.append(TREE_LEAF), cr.append(TREE_LEAF), feat.append(LEAF_FEATURE), thr.append(np.nan), label.append(0)
             if coef is not None:
                 coef.append(np.zeros(self.n_features))
             return len(cl) - 1
@@ -309,6 +311,8 @@ class TreeFormulation(ABC):
                     continue
                 break
             if tree.is_leaf[old]:
+                if tree.leaf_class is not None:
+                    label[new] = tree.leaf_class[old]
                 continue
             feat[new] = f
             thr[new] = float(midpoint_threshold(v[left].max(), v[~left].min()))
@@ -319,11 +323,13 @@ class TreeFormulation(ABC):
             stack.append((tree.children_right[old], rnew, idx[~left]))
             stack.append((tree.children_left[old], lnew, idx[left]))
         n = len(cl)
-        out = Tree(
+        out = self._with_statistics(Tree(
             cl, cr, feat, thr, np.zeros((n, self.task.n_values)), n_features=self.n_features, task=self.task.name,
             split_coef=None if coef is None else np.array(coef),
-        )
-        return self._with_statistics(out), removed
+        ))
+        if tree.leaf_class is None:
+            return out, removed
+        return Tree.from_dict({**out.to_dict(), "leaf_class": np.where(out.is_leaf, label, out.node_class)}), removed
 
     def pruned_tree(self, tree: Tree) -> tuple[Tree, int]:
         """Best subtree of a canonical ``tree`` for the objective (bottom-up pruning).
@@ -331,9 +337,11 @@ class TreeFormulation(ABC):
         A split is kept only when ``alpha`` plus the best cost of its two subtrees is
         strictly smaller than the loss of the node as a leaf (ties prune). Returns the
         pruned tree and the number of splits removed; a tree whose task does not price
-        its nodes as leaves (:attr:`Task.prunable`) is returned as it is.
+        its nodes as leaves (:attr:`Task.prunable`), or whose leaves have given labels
+        (:attr:`greedy.Tree.leaf_class`, which pruning to majority leaves would drop), is
+        returned as it is.
         """
-        if not self.task.prunable:
+        if not self.task.prunable or tree.leaf_class is not None:
             return tree, 0
         leaf_cost = self.task.leaf_losses(self, tree) * self.model_error_scale
         best = leaf_cost.copy()
@@ -403,9 +411,9 @@ class TreeFormulation(ABC):
     def start_vector(self, tree: Tree) -> np.ndarray:
         """Complete solution vector (all columns of :attr:`spec`) encoding ``tree``.
 
-        ``tree`` must be canonical (:meth:`prepare_start`) and of depth <= ``depth``.
-        Raises :class:`InfeasibleStartError` when a leaf holds fewer than
-        ``min_samples_leaf`` modelled samples.
+        ``tree`` must be canonical (:meth:`prepare_start`), or a tree :meth:`decode`
+        returned, and of depth <= ``depth``. Raises :class:`InfeasibleStartError` when a
+        leaf that receives samples holds fewer than ``min_samples_leaf`` of them.
         """
         self._require_spec()
         self._check_tree(tree)
@@ -413,6 +421,7 @@ class TreeFormulation(ABC):
             raise ValueError(f"start tree has depth {tree.max_depth} > the model's depth {self.depth}")
         leaf_of = tree.apply(self.X)
         sizes = np.bincount(leaf_of, weights=self.count, minlength=tree.node_count)[tree.is_leaf]
+        sizes = sizes[sizes > 0]
         if (sizes < self.min_samples_leaf).any():
             raise InfeasibleStartError(
                 f"start tree has a leaf with {int(sizes.min())} samples < min_samples_leaf={self.min_samples_leaf}"
@@ -427,17 +436,39 @@ class TreeFormulation(ABC):
         """Tree of a solution ``x`` of ``spec``, in original units, canonical on the training data.
 
         The training partition equals the model's; thresholds sit at node-local
-        midpoints; statistics come from :meth:`greedy.Tree.fill_statistics`.
+        midpoints; statistics come from :meth:`greedy.Tree.fill_statistics`. Every leaf
+        predicts its majority class (the canonical labels: never a worse objective) unless
+        that tree is not a solution of ``spec`` (user rows on the labels, e.g. a quota of
+        leaves per class, can forbid it); then the leaves keep the model's labels
+        (:attr:`greedy.Tree.leaf_class`). If that is still no solution (such rows can count
+        a leaf that a split sends no training sample to, which the canonical form drops),
+        the model's tree is returned as it is, with its thresholds and every split.
         """
         if spec is not self.spec:
             raise ValueError("decode expects the ModelSpec built by this formulation")
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (spec.n_cols,):
             raise ValueError(f"x must have shape ({spec.n_cols},), got {x.shape}")
-        tree = from_heap(self._heap_from_solution(x), self.n_features, self.task.name)
-        return self.canonical_tree(tree)[0]
+        model_tree = from_heap(self._heap_from_solution(x), self.n_features, self.task.name)
+        tree, removed = self.canonical_tree(model_tree)
+        if tree.leaf_class is None:
+            return tree
+        majority = Tree.from_dict({k: v for k, v in tree.to_dict().items() if k != "leaf_class"})
+        if (not removed and np.array_equal(tree.node_class, majority.node_class)) or self._is_solution(majority):
+            return majority  # the first test: the model's own tree, up to thresholds within the same gaps
+        if self._is_solution(tree):
+            return tree
+        model_tree = self._with_statistics(model_tree)
+        return model_tree if self._is_solution(model_tree) else tree
 
     # ------------------------------------------------------------------ helpers
+    def _is_solution(self, tree: Tree) -> bool:
+        """Whether the solution vector of a canonical ``tree`` satisfies every row of :attr:`spec`."""
+        try:
+            return solution_violation(self.spec, self.start_vector(tree)) is None
+        except InfeasibleStartError:
+            return False
+
     def _check_tree(self, tree: Tree) -> None:
         if not isinstance(tree, Tree):
             raise TypeError(f"expected a greedy.Tree, got {type(tree).__name__}")
@@ -451,9 +482,12 @@ class TreeFormulation(ABC):
     def _with_statistics(self, tree: Tree) -> Tree:
         return self.task.statistics(tree, self.X_train, self.y_train, self.weight_train)
 
-    def _heap(self, feature: np.ndarray, threshold: np.ndarray, split_coef: np.ndarray | None = None) -> HeapTree:
-        """A :class:`HeapTree` of this depth with the given splits (leaf values are recomputed on decoding)."""
-        return HeapTree(self.depth, feature, threshold, np.zeros((self.n_leaves, self.task.n_values)), split_coef)
+    def _heap(self, feature: np.ndarray, threshold: np.ndarray, split_coef: np.ndarray | None = None,
+              leaf_class: np.ndarray | None = None) -> HeapTree:
+        """A :class:`HeapTree` of this depth with the given splits and the model's leaf labels
+        (leaf values are recomputed on decoding)."""
+        return HeapTree(self.depth, feature, threshold, np.zeros((self.n_leaves, self.task.n_values)), split_coef,
+                        leaf_class)
 
     def _heap_ids(self, tree: Tree) -> np.ndarray:
         """Heap id (root = 1) of every node of a compact tree."""

@@ -26,7 +26,10 @@ class HeapTree:
     """A tree laid out on the complete binary tree of depth ``depth``.
 
     Arrays are 0-based: branch node ``n`` is row ``n - 1`` of ``feature``/``threshold``,
-    leaf ``2**depth + k`` is row ``k`` of ``value``.
+    leaf ``2**depth + k`` is row ``k`` of ``value`` and ``leaf_class``.
+
+    ``leaf_class`` (optional, classification) is the class code each leaf predicts (a
+    model's labels); :func:`from_heap` gives it to the compact tree's leaves.
 
     A branch node with ``feature == PASS_THROUGH`` does not split: every sample goes to
     its **right** child (the OCT convention ``a = 0, b = 0``), and the value of the
@@ -52,6 +55,7 @@ class HeapTree:
     threshold: np.ndarray  # (2**D - 1,) float
     value: np.ndarray  # (2**D, n_values) float
     split_coef: np.ndarray | None = None  # (2**D - 1, n_features) for oblique nodes
+    leaf_class: np.ndarray | None = None  # (2**D,) int
 
     @property
     def n_branch(self) -> int:
@@ -102,23 +106,25 @@ def from_heap(heap: HeapTree, n_features: int, task: str = "classification") -> 
 
     Nodes are numbered in depth-first preorder (scikit-learn's order). Node statistics
     other than leaf ``value`` are zero (internal values are the sums of their leaves for
-    classification); :meth:`greedy.Tree.fill_statistics` recomputes them from data.
+    classification); :meth:`greedy.Tree.fill_statistics` recomputes them from data. A
+    heap's ``leaf_class`` becomes the tree's :attr:`~greedy.Tree.leaf_class` (internal
+    nodes: the most frequent class of their value).
     """
     D = heap.depth
-    left, right, feat, thr, vals, coefs = [], [], [], [], [], []
+    left, right, feat, thr, vals, coefs, heap_leaf = [], [], [], [], [], [], []
     parents = []  # split nodes, in creation (preorder) order
     stack = [(-1, False, 1)]  # (parent id, is left child, heap index)
     while stack:
         parent, is_left, h = stack.pop()
         node = len(left)
         left.append(TREE_LEAF), right.append(TREE_LEAF), feat.append(LEAF_FEATURE)
-        thr.append(np.nan), vals.append(None), coefs.append(None)
+        thr.append(np.nan), vals.append(None), coefs.append(None), heap_leaf.append(-1)
         if parent >= 0:
             (left if is_left else right)[parent] = node
         while h <= heap.n_branch and heap.feature[h - 1] == PASS_THROUGH:
             h = 2 * h + 1
         if h > heap.n_branch:
-            vals[node] = heap.value[h - 2**D]
+            vals[node], heap_leaf[node] = heap.value[h - 2**D], h - 2**D
             continue
         feat[node], thr[node] = int(heap.feature[h - 1]), float(heap.threshold[h - 1])
         if heap.feature[h - 1] == OBLIQUE:
@@ -139,7 +145,12 @@ def from_heap(heap: HeapTree, n_features: int, task: str = "classification") -> 
         for i, c in enumerate(coefs):
             if c is not None:
                 split_coef[i] = c
-    return Tree(left, right, feat, thr, value, n_features=n_features, task=task, split_coef=split_coef)
+    leaf_class = None
+    if heap.leaf_class is not None:
+        heap_leaf = np.asarray(heap_leaf)
+        leaf_class = np.where(heap_leaf >= 0, np.asarray(heap.leaf_class)[heap_leaf], value.argmax(axis=1))
+    return Tree(left, right, feat, thr, value, n_features=n_features, task=task, split_coef=split_coef,
+                leaf_class=leaf_class)
 
 
 def leaf_ancestors(depth: int) -> tuple[np.ndarray, np.ndarray]:

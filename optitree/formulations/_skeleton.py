@@ -123,13 +123,15 @@ def add_class_leaf_rows(form, spec, z, l) -> None:
 
 
 def set_class_leaf_start(form, tree: Tree, x: np.ndarray) -> None:
-    """Write ``z, l, c, Nkt, Nt, Lt`` of ``tree`` (majority labels) into ``x``."""
+    """Write ``z, l, c, Nkt, Nt, Lt`` of ``tree`` (its labels :attr:`greedy.Tree.node_class`) into ``x``."""
     v, L, K = form.vars, form.n_leaves, form.n_classes
     leaf_k = set_skeleton_start(form, tree, x)
     Nkt = np.zeros((L, K))
     np.add.at(Nkt, (leaf_k, form.y), form.model_weight)
-    used = np.bincount(leaf_k, minlength=L) > 0
-    x[v["c"][np.flatnonzero(used), Nkt.argmax(axis=1)[used]]] = 1.0
+    label = np.zeros(L, np.intp)
+    label[leaf_k] = tree.node_class[tree.apply(form.X)]
+    used = np.flatnonzero(np.bincount(leaf_k, minlength=L) > 0)
+    x[v["c"][used, label[used]]] = 1.0
     x[v["Nkt"]] = Nkt
     x[v["Nt"]] = Nkt.sum(axis=1)
-    x[v["Lt"]] = np.where(used, Nkt.sum(axis=1) - Nkt.max(axis=1), 0.0)
+    x[v["Lt"][used]] = Nkt[used].sum(axis=1) - Nkt[used, label[used]]

@@ -315,12 +315,14 @@ class FlowOCTFormulation(TreeFormulation):
         x = np.zeros(spec.n_cols)
         heap = self._heap_ids(tree)
         samples = self._node_samples(tree)
-        label = tree.value.argmax(axis=1)  # majority class of every node
+        label = tree.node_class  # its leaf_class, or the majority class
         for node in np.flatnonzero(~tree.is_leaf):
             j, idx = tree.feature[node], samples[node]
             vals = self.X[idx, j]
             left = vals <= tree.threshold[node]
-            q = self._threshold_index(j, vals[left].max(), vals[~left].min(), tree.threshold[node])
+            # a side without samples (a decoded tree's split that separates none): the tree's own threshold
+            q = self._threshold_index(j, vals[left].max(initial=-np.inf), vals[~left].min(initial=np.inf),
+                                      tree.threshold[node])
             if q is None:
                 raise ValueError("start tree has a split outside the modelled thresholds; use prepare_start first")
             n0 = heap[node] - 1
@@ -359,4 +361,9 @@ class FlowOCTFormulation(TreeFormulation):
             q = b[split].argmax(axis=1)
             feature[split] = self.threshold_feature[q]
             threshold[split] = self.threshold_value[q]
-        return self._heap(feature, threshold)
+        # a predicting node's label goes to the heap leaf its pass-through chain (always right) reaches
+        predicting = np.flatnonzero(p) + 1
+        below = self.depth - np.floor(np.log2(predicting)).astype(np.int64)
+        leaf_class = np.zeros(self.n_leaves, np.intp)
+        leaf_class[((predicting + 1) << below) - 1 - self.n_leaves] = self.spec.block_values(x, "w")[p].argmax(axis=1)
+        return self._heap(feature, threshold, leaf_class=leaf_class)

@@ -235,4 +235,6 @@ class OCTFormulation(TreeFormulation):
             q = np.searchsorted(self._scaled_values[j], b[m] - 0.5 * self.epsilon[j], side="right")
             feature[m] = j
             threshold[m] = self._values[j][q - 1] if q > 0 else self._values[j][0] - 1.0
-        return self._heap(feature, threshold)
+        # the model's label of every leaf (ORT reuses these splits with regression leaves: none)
+        c = self.spec.block_values(x, "c") if self.task.name == "classification" else None
+        return self._heap(feature, threshold, leaf_class=None if c is None else c.argmax(axis=1))

@@ -271,7 +271,8 @@ class OCTHFormulation(TreeFormulation):
         # un-scale a·x' <= b + μ/2 (the middle of the ambiguous band): coef·x <= b + μ/2 + coef·x_min
         threshold = np.where(split, b + 0.5 * self.margin + coef @ self.x_min, 0.0)
         feature = np.where(split, OBLIQUE, PASS_THROUGH)
-        return self._heap(feature, threshold, np.where(split[:, None], coef, 0.0))
+        return self._heap(feature, threshold, np.where(split[:, None], coef, 0.0),
+                          self.spec.block_values(x, "c").argmax(axis=1))
 
     def decode(self, spec, x) -> Tree:
         """As :meth:`TreeFormulation.decode`; single-coefficient hyperplanes become univariate splits."""
