@@ -27,13 +27,12 @@ formulation's objective is ``units_per_weight`` times them (:func:`model_units`)
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import exact
-from ._certificate import CertificateWarning, verify_certificate
+from ._certificate import verify_certificate
 from ._warmstart import solution_violation
 from .formulations import InfeasibleStartError
 from .solvers import SolveResult, relative_gap
@@ -420,32 +419,19 @@ class ExactStageMixin:
         result.start_accepted = None if x0 is None else True
         return result, x
 
-    def _apply_engine_bounds(self, result, stage, notes, form, spec, tree):
+    def _apply_engine_bounds(self, result, stage, notes, in_model: bool):
         """Raise ``result.bound`` to the engine's global bounds (valid under any added constraint).
 
-        Under user constraints nothing is certified for a returned ``tree`` that violates the
-        model. Decoding returns a solution of the model whenever the MIP's own tree is one (its
-        leaf labels and splits kept where user rows on them, e.g. a class quota, need them); a
-        safety net for what it cannot (e.g. a solution that meets the rows only within the
-        solver's tolerances): a proof is then withdrawn (``CertificateWarning``).
+        ``in_model`` is False when the returned tree violates the model (user rows): nothing is
+        then certified (:func:`~optitree._certificate.verify_tree_in_model`).
         """
         known = [b for b in ((stage.engine or {}).get("bound"), (stage.bounds or {}).get("bound")) if b is not None]
         if known and (result.bound is None or max(known) > result.bound):
             result.apply_lower_bound(max(known))
             notes.append(f"bound raised to the exact engine's {max(known):.10g}")
-        if self.constraints is not None and tree is not None:
-            try:
-                why = solution_violation(spec, form.start_vector(tree))
-            except InfeasibleStartError as exc:
-                why = str(exc)
-            if why is not None:
-                notes.append(f"not certified: the returned tree violates the model ({why})")
-                if result.proven_optimal:
-                    warnings.warn(f"the returned tree violates the model ({why}); result_.proven_optimal set to "
-                                  "False", CertificateWarning, stacklevel=4)
-                    result.proven_optimal, result.termination = False, "error"
-                    stage.certificate = None
-                return
+        if not in_model:
+            stage.certificate = None
+            return
         if result.objective is not None and result.bound is not None and not result.proven_optimal and (
             result.objective - result.bound <= 1e-9 * max(1.0, abs(result.objective))
         ):

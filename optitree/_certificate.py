@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import warnings
 
-__all__ = ["CertificateWarning", "OBJECTIVE_TOL", "verify_certificate"]
+__all__ = ["CertificateWarning", "OBJECTIVE_TOL", "verify_certificate", "verify_tree_in_model"]
 
 #: Tolerance of every certificate check, relative to ``max(1, |objective|)`` (module docstring).
 OBJECTIVE_TOL = 1e-6
@@ -98,3 +98,24 @@ def verify_certificate(result, solver_objective, *, rel_gap: float, exact: bool)
     if not result.proven_optimal and result.termination == "optimal":
         result.termination = "error"
     return note
+
+
+def verify_tree_in_model(result, form, spec, tree) -> str | None:
+    """Why the returned ``tree`` is no solution of ``spec`` (user rows included), or None.
+
+    A proof covers the model's solutions only: a decoded tree that violates a user row
+    (e.g. one that meets a class quota only within the solver's tolerances) is returned
+    uncertified — ``proven_optimal`` withdrawn with a :class:`CertificateWarning`.
+    """
+    from ._warmstart import solution_violation
+    from .formulations import InfeasibleStartError
+
+    try:
+        why = solution_violation(spec, form.start_vector(tree))
+    except InfeasibleStartError as exc:
+        why = str(exc)
+    if why is not None and result.proven_optimal:
+        warnings.warn(f"the returned tree violates the model ({why}); result_.proven_optimal set to False",
+                      CertificateWarning, stacklevel=4)
+        result.proven_optimal, result.termination = False, "error"
+    return why

@@ -30,7 +30,7 @@ from greedy import FittedTreeMixin
 from . import exact
 from ._acceleration import ExactStageMixin
 from ._categorical import encode_categories
-from ._certificate import OBJECTIVE_TOL, verify_certificate
+from ._certificate import OBJECTIVE_TOL, verify_certificate, verify_tree_in_model
 from ._memory import check_size
 from ._warmstart import solution_violation, tree_from_init
 from .formulations import InfeasibleStartError
@@ -224,8 +224,11 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
                          f"(solver bound {shown})")
         note = verify_certificate(result, solver_objective, rel_gap=float(self.rel_gap), exact=form.objective_is_exact)
         notes.extend(filter(None, [note]))
+        violation = None if self.constraints is None else verify_tree_in_model(result, form, spec, tree)
+        if violation is not None:
+            notes.append(f"not certified: the returned tree violates the model ({violation})")
         if stage is not None:
-            self._apply_engine_bounds(result, stage, notes, form, spec, tree)
+            self._apply_engine_bounds(result, stage, notes, in_model=violation is None)
             result.acceleration = stage.to_dict()
         self.tree_ = tree
         self.init_tree_ = start_tree

@@ -305,3 +305,27 @@ def test_unconstrained_and_slack_quota_fits_predict_majority_classes(formulation
             clf = OptimalTreeClassifier(max_depth=2, time_limit=None, formulation=formulation,
                                         constraints=constraints).fit(X, y)
             assert clf.tree_.leaf_class is None
+
+
+@pytest.mark.parametrize("acceleration", ["none", "all"])
+def test_a_returned_tree_outside_the_model_is_never_certified(acceleration, monkeypatch):
+    """The safety net of every fit under user rows (not only accelerated ones): a decoded tree
+    that is no solution of the model keeps no proof. Decoding is forced back to the majority
+    relabelling, which breaks a one-leaf-per-class quota here."""
+    from optitree._certificate import CertificateWarning
+    from optitree.formulations import FlowOCTFormulation
+
+    y = np.array([0, 1, 0, 0])
+    X = (np.arange(y.size) >= 2).astype(float)[:, None]
+    majority = FlowOCTFormulation.decode
+
+    def decode_majority(self, spec, x):
+        tree = majority(self, spec, x)
+        return tree.__class__.from_dict({**tree.to_dict(), "leaf_class": None})
+
+    monkeypatch.setattr(FlowOCTFormulation, "decode", decode_majority)
+    with pytest.warns(CertificateWarning, match="violates the model"):
+        clf = OptimalTreeClassifier(max_depth=1, time_limit=None, acceleration=acceleration,
+                                    constraints=class_quota(y, 1, 1, depth=1)).fit(X, y)
+    assert not clf.result_.proven_optimal and clf.result_.status != "optimal"
+    assert "violates the model" in clf.result_.message
