@@ -2,24 +2,10 @@
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris
-from sklearn.tree import DecisionTreeClassifier
 
 from greedy import OBLIQUE, Tree
 from optitree.formulations import PASS_THROUGH, from_heap, to_heap
-
-
-@pytest.fixture(scope="module")
-def iris_tree():
-    X, y = load_iris(return_X_y=True)
-    est = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
-    return X, y, est, Tree.from_sklearn(est)
-
-
-def stump(threshold=0.5, **extra):
-    """x0 <= threshold -> [3, 1], else [0, 4]."""
-    return Tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [threshold, np.nan, np.nan],
-                [[3, 5], [3, 1], [0, 4]], n_features=2, **extra)
+from test_tree import stump
 
 
 @pytest.mark.parametrize("depth", [None, 3, 5])

@@ -5,16 +5,9 @@ import json
 import numpy as np
 import pytest
 from sklearn.datasets import load_diabetes, load_iris
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.tree import DecisionTreeRegressor
 
 from greedy import OBLIQUE, Tree
-
-
-@pytest.fixture(scope="module")
-def iris_tree():
-    X, y = load_iris(return_X_y=True)
-    est = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
-    return X, y, est, Tree.from_sklearn(est)
 
 
 def stump(threshold=0.5, **extra):
