@@ -160,7 +160,7 @@ def candidate_bounds(form, bounds):
     return lower, matched, exact_bound, bounds.leaf_cost * units
 
 
-def root_bound_row(form, spec, bounds, *, incumbent=None, incumbent_root=None, screening=True,
+def root_bound_row(form, spec, bounds, candidates, *, incumbent=None, incumbent_root=None, screening=True,
                    add_row=True) -> dict:
     """Add the root bound row to a FlowOCT ``spec`` and screen candidates (module docstring).
 
@@ -172,6 +172,8 @@ def root_bound_row(form, spec, bounds, *, incumbent=None, incumbent_root=None, s
     spec : ModelSpec
     bounds : optitree.exact.SplitBounds
         Root bounds in engine units.
+    candidates : tuple
+        :func:`candidate_bounds` of ``bounds``.
     incumbent : float, optional
         Objective of a feasible incumbent (model units); enables screening.
     incumbent_root : (int, float) or None
@@ -188,7 +190,7 @@ def root_bound_row(form, spec, bounds, *, incumbent=None, incumbent_root=None, s
     b_root = np.asarray(form.vars["b"])[0]
     p_root = int(np.asarray(form.vars["p"])[0])
     n_cand = b_root.size
-    lower, matched, exact_bound, leaf = candidate_bounds(form, bounds)
+    lower, matched, exact_bound, leaf = candidates
     open_root = spec.var_blocks["b"].ub[:n_cand] > 0.5  # before screening: screened ones still bound the optimum
     if add_row:
         cost, _, _, _ = spec.column_arrays()
@@ -343,9 +345,10 @@ class ExactStageMixin:
         root = None
         if start_tree is not None and not start_tree.is_leaf[0]:
             root = (int(start_tree.feature[0]), float(start_tree.threshold[0]))
-        info = root_bound_row(form, spec, bounds, incumbent=incumbent, incumbent_root=root,
+        candidates = candidate_bounds(form, bounds)
+        info = root_bound_row(form, spec, bounds, candidates, incumbent=incumbent, incumbent_root=root,
                               screening="screening" in stage.stages, add_row="rows" in stage.stages)
-        lower, _, _, leaf = candidate_bounds(form, bounds)
+        lower, _, _, leaf = candidates
         return info, (lower, leaf)
 
     def _implied_restrictions(self, form, spec, stage):

@@ -153,8 +153,8 @@ def infeasible_fixings(spec, groups) -> np.ndarray:
         return (lo > row_ub[rows] + slack[rows]) | (hi < row_lb[rows] - slack[rows])
 
     # a column in the row: its own coefficient
-    flagged[gi[violated(base_low[pair_of] + ai, base_high[pair_of] + ai, ri)],
-            si[violated(base_low[pair_of] + ai, base_high[pair_of] + ai, ri)]] = True
+    own = violated(base_low[pair_of] + ai, base_high[pair_of] + ai, ri)
+    flagged[gi[own], si[own]] = True
     # a column of the group absent from a row that the group's other columns at 0 violate
     absent = violated(base_low, base_high, pr)
     n_absent = np.bincount(pg[absent], minlength=n_groups)
@@ -181,23 +181,6 @@ def _cutoff(incumbent, granularity):
     if granularity > 0:
         return incumbent - 0.5 * granularity
     return incumbent + _REL * max(1.0, abs(incumbent))
-
-
-def _block_of(spec, column):
-    for block in spec.var_blocks.values():
-        if block.start <= column < block.start + block.size:
-            return block, column - block.start
-    raise IndexError(f"column {column} not in the model")
-
-
-def _set_column_lb(spec, column, value):
-    block, j = _block_of(spec, column)
-    block.lb[j] = value
-
-
-def _set_column_ub(spec, column, value):
-    block, j = _block_of(spec, column)
-    block.ub[j] = value
 
 
 def _derived(spec):
@@ -227,9 +210,7 @@ def _add_children(sub, sides, constant, cost, nz, cutoff):
     if cutoff is None:
         return
     for (cols, beta), (_, other) in ((sides[0], sides[1]), (sides[1], sides[0])):
-        out = cols[constant + beta + other.min() > cutoff + _REL * max(1.0, abs(cutoff))]
-        for column in out:
-            _set_column_ub(sub, int(column), 0.0)
+        sub.set_column_bounds(cols[constant + beta + other.min() > cutoff + _REL * max(1.0, abs(cutoff))], ub=0.0)
 
 
 def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granularity=0.0, children=None,
@@ -312,7 +293,7 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
                 settled += 1
                 continue
         sub = _derived(spec)
-        _set_column_lb(sub, column, 1.0)
+        sub.set_column_bounds(column, lb=1.0)
         if math.isfinite(best):  # objective <= U
             sub.add_rows("decompose_cutoff", 1, np.zeros(nz.size, np.intp), nz, cost[nz], -np.inf,
                          _cutoff(best, granularity) - offset)

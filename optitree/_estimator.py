@@ -3,8 +3,9 @@
 ``fit`` of both estimators is one pipeline: validate → formulation → size check →
 build (+ user constraints) → start tree → solve (with the backend that ``solver``
 selects in :mod:`optitree.solvers`; rows the formulation's ``rows_after_solve`` asks for
-are added and the model solved again, :func:`~optitree.solvers.resolve.solve_adding_rows`) → decode, or fall back to the start → ``result_``. ``result_.bound`` is raised to the formulation's
-``objective_lower_bound`` (the objective is a sum of non-negative terms) and
+are added and the model solved again, :func:`~optitree.solvers.resolve.solve_adding_rows`)
+→ decode, or fall back to the start → ``result_``. ``result_.bound`` is raised to the
+formulation's ``objective_lower_bound`` (the objective is a sum of non-negative terms) and
 ``result_.gap`` is :func:`~optitree.solvers.relative_gap` of the reported objective and
 bound; the solver's optimality claim is then verified against the returned tree
 (:func:`~optitree._certificate.verify_certificate`). Subclasses supply what differs through small hooks: target validation and
@@ -134,9 +135,13 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         share = None if options.time_limit is None else fraction * options.time_limit
         if stage is not None:
             data = exact.prepare(X, y, sample_weight)
+
+        def run_engine():
+            return stage.solve(data, form, max_depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf),
+                               time_limit=share)
+
         if stage is not None and self.constraints is None:
-            engine = stage.solve(data, form, max_depth=int(self.max_depth),
-                                 min_samples_leaf=int(self.min_samples_leaf), time_limit=share)
+            engine = run_engine()
             if self.solver == "dp" or ("proof" in stage.stages and (
                 engine.status == "optimal" or engine.status == "time_limit" and options.time_limit is not None
             )):
@@ -157,8 +162,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         build_time = time.perf_counter() - t0
         if stage is not None and engine is None:
             self._implied_restrictions(form, spec, stage)
-            engine = stage.solve(data, form, max_depth=int(self.max_depth),
-                                 min_samples_leaf=int(self.min_samples_leaf), time_limit=share)
+            engine = run_engine()
         self.model_ = spec
 
         start_tree, start, source, notes = self._start(form, spec, given)

@@ -259,6 +259,21 @@ class ModelSpec:
         b = self.var_blocks[name]
         return x[b.start : b.start + b.size].reshape(b.shape)
 
+    def set_column_bounds(self, columns, *, lb=None, ub=None) -> None:
+        """Set the bounds of global ``columns`` (int array) in their blocks; None keeps a side."""
+        columns = np.atleast_1d(np.asarray(columns, dtype=np.intp))
+        blocks = list(self.var_blocks.values())
+        starts = np.array([b.start for b in blocks], dtype=np.intp)
+        if columns.size and (columns.min() < 0 or columns.max() >= self.n_cols):
+            raise IndexError(f"columns must lie in [0, {self.n_cols}), got {columns.min()}..{columns.max()}")
+        owner = np.searchsorted(starts, columns, side="right") - 1
+        for k in np.unique(owner):
+            local = columns[owner == k] - blocks[k].start
+            if lb is not None:
+                blocks[k].lb[local] = lb
+            if ub is not None:
+                blocks[k].ub[local] = ub
+
     # ---------------------------------------------------------------- arrays and shortcuts
     def column_arrays(self):
         """Column data in column order.

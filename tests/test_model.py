@@ -269,3 +269,16 @@ def test_peak_estimate_covers_the_solve_and_says_so():
     with pytest.raises(ModelTooLargeError, match="to build and solve.*max_thresholds"):
         check_size(1000, 1000, 10**6, budget_bytes=need - 1, hint="use max_thresholds",
                    solve_memory=FlowOCTFormulation.solve_memory)
+
+
+def test_set_column_bounds_reaches_each_columns_own_block():
+    spec = ModelSpec()
+    a = spec.add_vars("a", (2, 2), ub=1.0, integer=True)
+    b = spec.add_vars("b", 3, lb=-1.0, ub=5.0)
+    spec.set_column_bounds([a[1, 0], b[2]], ub=0.0)
+    spec.set_column_bounds(b[0], lb=2.0)
+    _, lb, ub, _ = spec.column_arrays()
+    np.testing.assert_array_equal(ub, [1, 1, 0, 1, 5, 5, 0])
+    np.testing.assert_array_equal(lb, [0, 0, 0, 0, 2, -1, -1])
+    with pytest.raises(IndexError, match="columns must lie"):
+        spec.set_column_bounds([7], ub=0.0)
