@@ -94,7 +94,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             return None
         from ._progress import ProgressLine
 
-        return ProgressLine(*self._progress_units(form))
+        return ProgressLine(*self._units)
 
     def _solve_notes(self) -> list[str]:
         """Notes appended to ``result_.message`` after every solve."""
