@@ -41,7 +41,7 @@ import numpy as np
 from greedy import LEAF_FEATURE, OBLIQUE, TREE_LEAF, Tree, midpoint_threshold
 
 from .._warmstart import solution_violation
-from ._heap import HeapTree, from_heap
+from ._heap import CompleteTreeShape, HeapTree, from_heap
 from ._task import ClassificationTask, Task, power_of_two_scale
 
 __all__ = ["TreeFormulation", "InfeasibleStartError"]
@@ -51,7 +51,7 @@ class InfeasibleStartError(ValueError):
     """A start tree cannot be given to the model (e.g. a leaf below ``min_samples_leaf``)."""
 
 
-class TreeFormulation(ABC):
+class TreeFormulation(CompleteTreeShape, ABC):
     """Base class of the depth-``D`` tree formulations.
 
     Parameters
@@ -201,14 +201,6 @@ class TreeFormulation(ABC):
     def n_samples(self) -> int:
         """Number of modelled (merged, positive-weight) rows."""
         return self.X.shape[0]
-
-    @property
-    def n_branch(self) -> int:
-        return 2**self.depth - 1
-
-    @property
-    def n_leaves(self) -> int:
-        return 2**self.depth
 
     # ------------------------------------------------------------------ model
     @abstractmethod

@@ -15,14 +15,28 @@ import numpy as np
 
 from greedy import LEAF_FEATURE, OBLIQUE, TREE_LEAF, Tree
 
-__all__ = ["HeapTree", "PASS_THROUGH", "to_heap", "from_heap", "leaf_ancestors"]
+__all__ = ["CompleteTreeShape", "HeapTree", "PASS_THROUGH", "to_heap", "from_heap", "leaf_ancestors"]
 
 #: ``HeapTree.feature`` of a branch node that does not split.
 PASS_THROUGH = -1
 
 
+class CompleteTreeShape:
+    """Node counts of the complete binary tree of ``self.depth``: heap ids ``1 .. 2**(depth+1) - 1``."""
+
+    depth: int
+
+    @property
+    def n_branch(self) -> int:
+        return 2**self.depth - 1
+
+    @property
+    def n_leaves(self) -> int:
+        return 2**self.depth
+
+
 @dataclass(frozen=True)
-class HeapTree:
+class HeapTree(CompleteTreeShape):
     """A tree laid out on the complete binary tree of depth ``depth``.
 
     Arrays are 0-based: branch node ``n`` is row ``n - 1`` of ``feature``/``threshold``,
@@ -56,14 +70,6 @@ class HeapTree:
     value: np.ndarray  # (2**D, n_values) float
     split_coef: np.ndarray | None = None  # (2**D - 1, n_features) for oblique nodes
     leaf_class: np.ndarray | None = None  # (2**D,) int
-
-    @property
-    def n_branch(self) -> int:
-        return 2**self.depth - 1
-
-    @property
-    def n_leaves(self) -> int:
-        return 2**self.depth
 
 
 def to_heap(tree: Tree, depth: int | None = None) -> HeapTree:
