@@ -35,6 +35,7 @@ from . import exact
 from ._certificate import verify_certificate
 from ._warmstart import solution_violation
 from .formulations import InfeasibleStartError
+from .formulations._heap import PASS_THROUGH, to_heap
 from .solvers import SolveResult, relative_gap
 
 __all__ = ["STAGES", "parse_acceleration", "ExactStage", "ExactStageMixin", "model_units", "candidate_bounds",
@@ -87,6 +88,11 @@ class ExactStage:
     decomposition : dict or None
         Root-split decomposition (:mod:`optitree._decomposition`): candidates, sub-MIPs
         solved, candidates infeasible by the activity test, pruned by their bound, time.
+    max_distinct_features : int or None
+        The limit on distinct split features, when the engine honours it.
+    sees_all : bool
+        The engine honours every restriction of the model (no user rows, the feature limit
+        enumerable): its proof is the fit's certificate, with no MIP.
     certificate : str or None
         ``"engine"`` (the engine proved the tree optimal: no MIP) or ``"bounds"`` (the root
         bounds proved the incumbent optimal: no MIP), else None.
@@ -94,6 +100,8 @@ class ExactStage:
 
     stages: frozenset
     allowed: np.ndarray | None = None
+    max_distinct_features: int | None = None
+    sees_all: bool = True
     engine: dict | None = None
     bounds: dict | None = None
     decomposition: dict | None = None
@@ -106,13 +114,23 @@ class ExactStage:
                 "decomposition": self.decomposition, "implied": self.implied, "certificate": self.certificate,
                 "times": self.times}
 
+    def admits(self, tree) -> bool:
+        """Whether ``tree`` splits only on allowed features, on at most ``max_distinct_features`` of them."""
+        heap = to_heap(tree, None if self.allowed is None else int(np.log2(self.allowed.shape[0] + 1)))
+        split = np.flatnonzero(heap.feature != PASS_THROUGH)
+        if self.allowed is not None and not self.allowed[split, heap.feature[split]].all():
+            return False
+        k = self.max_distinct_features
+        return k is None or np.unique(heap.feature[split]).size <= k
+
     # ------------------------------------------------------------------ engine solve
     def solve(self, data, form, *, max_depth, min_samples_leaf, time_limit):
         """Run the engine on ``data`` (an :class:`optitree.exact.ExactData`); returns its result."""
         units = model_units(form)
         t0 = time.perf_counter()
         result = exact.solve(data, max_depth=max_depth, alpha=form.alpha / units, allowed_features=self.allowed,
-                             min_samples_leaf=min_samples_leaf, time_limit=time_limit)
+                             max_distinct_features=self.max_distinct_features, min_samples_leaf=min_samples_leaf,
+                             time_limit=time_limit)
         self.times["engine"] = time.perf_counter() - t0
         self.engine = {"status": result.status, "objective": result.objective * units,
                        "bound": result.bound * units, "time": self.times["engine"]}
@@ -125,7 +143,7 @@ class ExactStage:
         t0 = time.perf_counter()
         bounds = exact.split_bounds(
             data, depth=depth, alpha=form.alpha / units, min_samples_leaf=min_samples_leaf,
-            allowed_features=self.allowed,
+            allowed_features=self.allowed, max_distinct_features=self.max_distinct_features,
             cutoff=None if cutoff is None else cutoff / units, time_limit=time_limit,
         )
         self.times["bounds"] = time.perf_counter() - t0
@@ -230,7 +248,8 @@ def subtree_mask(allowed, node, depth):
     return allowed[rows]
 
 
-def child_bound_row(form, data, allowed, root_feature, root_threshold, *, time_limit=None):
+def child_bound_row(form, data, allowed, root_feature, root_threshold, *, max_distinct_features=None,
+                    time_limit=None):
     r"""A bound row for the sub-MIP with the root split fixed: the engine's bounds on both children.
 
     With the root fixed to ``(f, t)``, every tree costs ``alpha`` plus the costs of the two
@@ -245,6 +264,8 @@ def child_bound_row(form, data, allowed, root_feature, root_threshold, *, time_l
     the same feature sending the same rows of ``S_h`` left; an unmatched one (a threshold
     that does not split ``S_h``, or a split the engine excludes) gets the child's overall
     bound ``min(leaf_h, min_q (\alpha + L_h(q)))``, which bounds any subtree of the child.
+    Under ``max_distinct_features = k`` each child's bounds are those of sub-trees with at
+    most ``k`` features (a relaxation: the root's feature is not counted).
 
     Returns
     -------
@@ -266,7 +287,7 @@ def child_bound_row(form, data, allowed, root_feature, root_threshold, *, time_l
         sub = subtree_mask(allowed, h, form.depth)
         bounds = exact.split_bounds(data, depth=form.depth - 1, samples=rows, alpha=form.alpha / units,
                                     min_samples_leaf=form.min_samples_leaf, allowed_features=sub,
-                                    time_limit=time_limit)
+                                    max_distinct_features=max_distinct_features, time_limit=time_limit)
         lower = (form.alpha / units + bounds.left_bound + bounds.right_bound) * units
         leaf = bounds.leaf_cost * units
         overall = min(leaf, float(lower.min(initial=np.inf)))
@@ -383,9 +404,8 @@ class ExactStageMixin:
             stage.implied = {"features_removed": removed}
 
     def _decomposes(self, stage, form) -> bool:
-        """Root-split decomposition: the stage is on, FlowOCT, and user rows the engine cannot see."""
-        return stage is not None and "decompose" in stage.stages and form.name == "flow" and (
-            self.constraints is not None)
+        """Root-split decomposition: the stage is on, FlowOCT, and rows the engine cannot see."""
+        return stage is not None and "decompose" in stage.stages and form.name == "flow" and not stage.sees_all
 
     def _decompose(self, form, spec, stage, data, root_lower, start, options):
         """Solve ``spec`` by :func:`optitree._decomposition.decompose`; ``start`` = (sparse start, source, objective).
@@ -408,7 +428,8 @@ class ExactStageMixin:
             # a tenth of the time left: bounds cut short stay valid, only weaker
             share = None if deadline is None else max(0.1 * (deadline - time.perf_counter()), 1e-3)
             return child_bound_row(form, data, stage.allowed, int(form.threshold_feature[q]),
-                                   float(form.threshold_value[q]), time_limit=share)
+                                   float(form.threshold_value[q]), max_distinct_features=stage.max_distinct_features,
+                                   time_limit=share)
 
         result, x, info = decompose(spec, columns, bounds, solver=self.solver, options=options,
                                     incumbent=None if x0 is None else objective,
@@ -469,7 +490,8 @@ class ExactStageMixin:
         scale = model_units(form)
         proven = engine.status == "optimal"
         bound = objective if proven else min(engine.bound * scale, objective)
-        if not proven and fallback[0] is not None and form.objective_of_tree(fallback[0]) < objective:
+        if not proven and fallback[0] is not None and stage.admits(fallback[0]) and (
+                form.objective_of_tree(fallback[0]) < objective):
             tree, objective = fallback[0], form.objective_of_tree(fallback[0])
             stage.engine["returned"] = fallback[1]
         if proven:

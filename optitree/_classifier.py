@@ -13,6 +13,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from greedy import CARTClassifier
 
+from . import exact
 from ._acceleration import ExactStage, model_units, parse_acceleration, restrict_features
 from .exact import check_allowed
 from ._categorical import encode_categories
@@ -95,6 +96,14 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         the root) or ``(2**max_depth - 1, n_features)`` per branch node in heap order
         (node ``n`` has children ``2n``, ``2n + 1``; row ``n - 1``). Enforced in the MIP
         and honoured by the exact engine, so its proofs and bounds hold under it.
+    max_distinct_features : int or None, default=None
+        The tree splits on at most this many distinct features ("flow", "oct" and "dp"):
+        rows of the MIP (:meth:`~optitree.formulations.TreeFormulation.limit_distinct_features`)
+        and honoured by the exact engine (the least optimum over every subset of that many
+        features, :mod:`optitree.exact._subsets`), so its proofs and bounds hold under it.
+        With more than :data:`~optitree.exact._subsets.MAX_SUBSETS` subsets the engine
+        ignores the limit (its bounds stay valid, it proves nothing); ``solver="dp"``
+        then raises ValueError.
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, as in scikit-learn's trees: ``{label: weight}`` (missing
         labels weigh 1), "balanced" (``n_samples / (n_classes * np.bincount(y))``) or
@@ -183,6 +192,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         "feature_scaling": [StrOptions({"minmax", "rank"})],
         "acceleration": [str],
         "allowed_features": ["array-like", None],
+        "max_distinct_features": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
@@ -207,6 +217,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         acceleration="all",
         allowed_features=None,
         class_weight=None,
+        max_distinct_features=None,
     ):
         self.max_depth = max_depth
         self.formulation = formulation
@@ -227,6 +238,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         self.acceleration = acceleration
         self.allowed_features = allowed_features
         self.class_weight = class_weight
+        self.max_distinct_features = max_distinct_features
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -263,9 +275,10 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         X, self.categories_ = encode_categories(X)
         X, y = validate_data(self, X, y, dtype=np.float64)
         self._allowed = None
+        for name in ("allowed_features", "max_distinct_features"):
+            if getattr(self, name) is not None and self.formulation == "oct-h":
+                raise ValueError(f"{name} applies to formulation 'flow' or 'oct' (and solver='dp')")
         if self.allowed_features is not None:
-            if self.formulation == "oct-h":
-                raise ValueError("allowed_features applies to formulation 'flow' or 'oct' (and solver='dp')")
             try:
                 self._allowed = check_allowed(np.asarray(self.allowed_features), int(self.max_depth), X.shape[1])
             except (TypeError, ValueError) as exc:
@@ -297,11 +310,20 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
 
     def _exact_stage(self, form):
         """The engine helps axis-aligned formulations (flow, oct) and is the whole solve for solver='dp'."""
+        k = self.max_distinct_features
+        honoured = k is None or exact.honours_distinct_features(form.X_train, self._allowed, int(self.max_depth), k)
         if self.solver == "dp":
-            return ExactStage(frozenset({"proof"}), allowed=self._allowed)
+            if not honoured:
+                raise ValueError(f"solver='dp': max_distinct_features={k} needs more feature subsets than the "
+                                 f"engine enumerates ({exact.MAX_SUBSETS}); use a MIP solver")
+            return ExactStage(frozenset({"proof"}), allowed=self._allowed, max_distinct_features=k)
         if self.formulation == "oct-h" or not self._stages:
             return None
-        return ExactStage(self._stages, allowed=self._allowed)
+        return ExactStage(self._stages, allowed=self._allowed, max_distinct_features=k if honoured else None,
+                          sees_all=self.constraints is None and honoured)
+
+    def _side_rows(self) -> bool:
+        return super()._side_rows() or self.max_distinct_features is not None
 
     def _progress_units(self, form):
         return ("errors" if self.alpha == 0 else "errors + alpha/split"), model_units(form)
@@ -309,6 +331,8 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
     def _restrict_model(self, form, spec):
         if self._allowed is not None:
             restrict_features(form, spec, self._allowed)
+        if self.max_distinct_features is not None:
+            form.limit_distinct_features(int(self.max_distinct_features))
 
     def _fit_cart(self, X, y_enc, sample_weight, seed):
         """Greedy CART classifier (Gini) of ``max_depth`` with the same ``min_samples_leaf``."""

@@ -131,7 +131,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         engine = data = None
         # without user constraints the engine's answer is the answer: it gets most of the limit;
         # with them it runs after the build, honouring the feature restrictions the user rows imply
-        fraction = 1.0 if self.solver == "dp" else 0.9 if self.constraints is None else 0.5
+        fraction = 1.0 if self.solver == "dp" else 0.9 if stage is None or stage.sees_all else 0.5
         share = None if options.time_limit is None else fraction * options.time_limit
         if stage is not None:
             data = exact.prepare(X, y, sample_weight)
@@ -140,7 +140,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             return stage.solve(data, form, max_depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf),
                                time_limit=share)
 
-        if stage is not None and self.constraints is None:
+        if stage is not None and stage.sees_all:
             engine = run_engine()
             if self.solver == "dp" or ("proof" in stage.stages and (
                 engine.status == "optimal" or engine.status == "time_limit" and options.time_limit is not None
@@ -228,7 +228,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
                          f"(solver bound {shown})")
         note = verify_certificate(result, solver_objective, rel_gap=float(self.rel_gap), exact=form.objective_is_exact)
         notes.extend(filter(None, [note]))
-        violation = None if self.constraints is None else verify_tree_in_model(result, form, spec, tree)
+        violation = verify_tree_in_model(result, form, spec, tree) if self._side_rows() else None
         if violation is not None:
             notes.append(f"not certified: the returned tree violates the model ({violation})")
         if stage is not None:
@@ -272,6 +272,10 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             notes.append(f"start not used: it violates the model ({why})")
             return None, None, source, notes
         return tree, form.discrete_start(x0), source, notes
+
+    def _side_rows(self) -> bool:
+        """Whether the model has rows beyond the formulation's (user constraints, parameter limits)."""
+        return self.constraints is not None
 
     def _restrict_model(self, form, spec):
         """Structural restrictions the estimator's own parameters put on the built model (default: none)."""

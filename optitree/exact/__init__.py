@@ -32,6 +32,8 @@ from ._api import ExactResult, solve
 from ._bounds import SplitBounds, split_bounds
 from ._data import ExactData, prepare
 from ._search import check_allowed
+from ._subsets import MAX_SUBSETS, honours_distinct_features
 from ._warmup import warm_up
 
-__all__ = ["solve", "ExactResult", "split_bounds", "SplitBounds", "prepare", "ExactData", "check_allowed", "warm_up"]
+__all__ = ["solve", "ExactResult", "split_bounds", "SplitBounds", "prepare", "ExactData", "check_allowed", "warm_up",
+           "MAX_SUBSETS", "honours_distinct_features"]

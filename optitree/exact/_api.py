@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from greedy import Tree
 
 from ._data import ExactData, prepare
 from ._search import EPS, Search, Trace, check_allowed, to_tree
+from ._subsets import feature_subsets, solve_over_subsets
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,7 +73,8 @@ def _as_data(X, y, sample_weight) -> ExactData:
 
 
 def solve(X, y=None, sample_weight=None, *, max_depth, samples=None, alpha=0.0, min_samples_leaf=1,
-          allowed_features=None, upper_bound=None, time_limit=None, node_limit=None) -> ExactResult:
+          allowed_features=None, max_distinct_features=None, upper_bound=None, time_limit=None,
+          node_limit=None) -> ExactResult:
     """Optimal classification tree of depth <= ``max_depth`` (axis-aligned, all midpoint thresholds).
 
     Minimises ``sum of weights of misclassified rows + alpha * n_splits``; a node may always
@@ -98,6 +100,10 @@ def solve(X, y=None, sample_weight=None, *, max_depth, samples=None, alpha=0.0, 
         Features allowed for splitting: everywhere, per level (row 0: the root) or per node
         of the complete tree in heap order (row ``h - 1`` for node ``h``, root ``h = 1``,
         children of ``h``: ``2h`` left and ``2h + 1`` right).
+    max_distinct_features : int >= 1, optional
+        The tree splits on at most this many distinct features: the least optimum over
+        every subset of that many usable features (:mod:`optitree.exact._subsets`; ValueError
+        beyond :data:`~optitree.exact._subsets.MAX_SUBSETS` subsets).
     upper_bound : float, optional
         Only trees with objective below it are sought (an external cutoff).
     time_limit : float, optional
@@ -109,6 +115,13 @@ def solve(X, y=None, sample_weight=None, *, max_depth, samples=None, alpha=0.0, 
     _check_params(max_depth, alpha, min_samples_leaf)
     data = _as_data(X, y, sample_weight)
     allowed = check_allowed(allowed_features, int(max_depth), data.n_features)
+    if max_distinct_features is not None:
+        masks = feature_subsets(data, allowed, int(max_depth), max_distinct_features)
+        if masks is not None:
+            result = solve_over_subsets(
+                solve, masks, upper_bound=upper_bound, time_limit=time_limit, X=data, max_depth=max_depth,
+                samples=samples, alpha=alpha, min_samples_leaf=min_samples_leaf, node_limit=node_limit)
+            return replace(result, time=time.perf_counter() - start)
     scale = data.scale  # the search works in units of `scale` (exact powers of two)
     ub = np.inf if upper_bound is None else float(upper_bound) / scale
     deadline = np.inf if time_limit is None else start + float(time_limit)

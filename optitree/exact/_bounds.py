@@ -26,6 +26,7 @@ from greedy import Tree
 
 from ._api import _as_data, _check_params
 from ._search import EPS, BudgetExhausted, FeatureScan, Search, check_allowed, to_tree
+from ._subsets import feature_subsets, split_bounds_over_subsets
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,7 +82,8 @@ class SplitBounds:
 
 
 def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.0, min_samples_leaf=1,
-                 allowed_features=None, cutoff=None, tighten=False, time_limit=None, node_limit=None) -> SplitBounds:
+                 allowed_features=None, max_distinct_features=None, cutoff=None, tighten=False, time_limit=None,
+                 node_limit=None) -> SplitBounds:
     """Lower bounds on the children's optima for all split candidates of one node at once.
 
     Parameters
@@ -97,6 +99,10 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.
         As in :func:`solve`.
     allowed_features : bool array (p,), (depth, p) or (2**depth - 1, p), optional
         As in :func:`solve`, relative to the node: row 0 applies to the node's own split.
+    max_distinct_features : int >= 1, optional
+        The node's sub-tree splits on at most this many distinct features: each candidate's
+        bound is the least over the feature subsets containing its feature
+        (:func:`~optitree.exact._subsets.split_bounds_over_subsets`).
     cutoff : float, optional
         Lazy mode: a candidate is solved exactly only while ``alpha + left + right`` could
         stay below ``cutoff``; others get a valid bound with ``alpha + left + right >=
@@ -114,6 +120,12 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.
     _check_params(depth, alpha, min_samples_leaf)
     data = _as_data(X, y, sample_weight)
     allowed = check_allowed(allowed_features, int(depth), data.n_features)
+    if max_distinct_features is not None:
+        masks = feature_subsets(data, allowed, int(depth), max_distinct_features)
+        if masks is not None:
+            return split_bounds_over_subsets(
+                split_bounds, masks, time_limit=time_limit, X=data, depth=depth, samples=samples, alpha=alpha,
+                min_samples_leaf=min_samples_leaf, cutoff=cutoff, tighten=tighten, node_limit=node_limit)
     view = data.view if samples is None else data.subset_view(samples)
     scale = data.scale  # the search works in units of `scale` (exact powers of two)
     limit = np.inf if cutoff is None else float(cutoff) / scale

@@ -400,6 +400,39 @@ class TreeFormulation(CompleteTreeShape, ABC):
         """
         return tree, 0
 
+    def split_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Columns that say which feature each branch node splits on, for :meth:`limit_distinct_features`.
+
+        Returns ``(columns, nodes, features)``, aligned: ``Σ x[columns]`` over the entries
+        of node ``n`` (heap row ``n - 1``) and feature ``f`` is 1 when ``n`` splits on
+        ``f`` and 0 otherwise. Formulations with axis-aligned split columns override it.
+        """
+        raise ValueError(f"formulation {self.name!r} has no axis-aligned split columns")
+
+    def limit_distinct_features(self, k: int) -> None:
+        """Add to the built model: the tree splits on at most ``k`` distinct features.
+
+        With the :meth:`split_columns` ``s[n, f]`` and a continuous ``u_f ∈ [0, 1]`` per
+        feature (block ``feature_used``)
+
+        .. math:: \\sum_{j \\in s[n, f]} x_j \\le u_f \\quad \\forall n, f, \\qquad \\sum_f u_f \\le k.
+
+        ``u_f`` need not be integer: it is bounded below by 0/1 indicators, so the rows
+        admit exactly the trees with at most ``k`` features (:meth:`start_vector` sets
+        ``u_f`` to the start's features).
+        """
+        self._require_spec()
+        spec = self.spec
+        cols, nodes, feats = self.split_columns()
+        u = spec.add_vars("feature_used", self.n_features, ub=1.0)
+        self.vars["feature_used"] = u
+        pair, row = np.unique(nodes * self.n_features + feats, return_inverse=True)
+        n_pairs = pair.size
+        spec.add_rows("feature_used_link", n_pairs, np.r_[row, np.arange(n_pairs)],
+                      np.r_[cols, u[pair % self.n_features]], np.r_[np.ones(cols.size), -np.ones(n_pairs)],
+                      -np.inf, 0.0)
+        spec.add_rows("max_distinct_features", 1, np.zeros(u.size, np.intp), u, np.ones(u.size), -np.inf, float(k))
+
     def start_vector(self, tree: Tree) -> np.ndarray:
         """Complete solution vector (all columns of :attr:`spec`) encoding ``tree``.
 
@@ -418,7 +451,11 @@ class TreeFormulation(CompleteTreeShape, ABC):
             raise InfeasibleStartError(
                 f"start tree has a leaf with {int(sizes.min())} samples < min_samples_leaf={self.min_samples_leaf}"
             )
-        return self._start_columns(tree)
+        x = self._start_columns(tree)
+        if "feature_used" in self.vars:
+            used = np.unique(tree.feature[~tree.is_leaf]).astype(np.intp)
+            x[self.vars["feature_used"][used]] = 1.0
+        return x
 
     def start_from_tree(self, tree: Tree) -> dict[int, float]:
         """Sparse MIP start for ``tree`` (after :meth:`prepare_start`): values of the discrete columns."""

@@ -345,6 +345,11 @@ class FlowOCTFormulation(TreeFormulation):
             x[v["z_wrong"][samples_idx[~correct], hid[~correct] - 1]] = 1.0
         return x
 
+    def split_columns(self):
+        """``b[n, q]`` on the feature of binarized column ``q`` (:meth:`TreeFormulation.split_columns`)."""
+        b = np.asarray(self.vars["b"])
+        return b.ravel(), np.repeat(np.arange(b.shape[0]), b.shape[1]), np.tile(self.threshold_feature, b.shape[0])
+
     def _heap_from_solution(self, x) -> HeapTree:
         b = self.spec.block_values(x, "b")
         p = self.spec.block_values(x, "p") > 0.5

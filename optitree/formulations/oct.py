@@ -222,6 +222,11 @@ class OCTFormulation(TreeFormulation):
         x[v["d"][split]] = 1.0
         x[v["b"][split]] = [self._scaled_threshold(j, t) for j, t in zip(feats, heap.threshold[split])]
 
+    def split_columns(self):
+        """``a[n, f]`` (:meth:`TreeFormulation.split_columns`)."""
+        a = np.asarray(self.vars["a"])
+        return a.ravel(), np.repeat(np.arange(a.shape[0]), a.shape[1]), np.tile(np.arange(a.shape[1]), a.shape[0])
+
     def _heap_from_solution(self, x) -> HeapTree:
         a = self.spec.block_values(x, "a")
         b = self.spec.block_values(x, "b")
