@@ -414,7 +414,7 @@ class ExactStageMixin:
         (its own sub-MIP only looks for better trees), and ``stage.decomposition`` records
         the candidates solved, found infeasible and pruned.
         """
-        from ._decomposition import decompose, objective_granularity, root_candidates
+        from ._decomposition import decompose, root_candidates
 
         columns, bounds = root_candidates(form, spec, *root_lower)
         x0, source, objective = start
@@ -433,7 +433,7 @@ class ExactStageMixin:
 
         result, x, info = decompose(spec, columns, bounds, solver=self.solver, options=options,
                                     incumbent=None if x0 is None else objective,
-                                    granularity=objective_granularity(form), children=children,
+                                    granularity=form.objective_granularity(), children=children,
                                     rows_after_solve=form.rows_after_solve, on_event=self._progress(form))
         stage.decomposition = info
         stage.times["decompose"] = info["time"]

@@ -40,10 +40,11 @@ def _tolerance(value: float) -> float:
     return OBJECTIVE_TOL * max(1.0, abs(value))
 
 
-def _failure(solver_objective, objective, bound, exact) -> str | None:
+def _failure(solver_objective, objective, bound, exact, granularity=0.0) -> str | None:
     """Why the claimed proof is false, or None."""
     tol = _tolerance(objective)
-    if solver_objective is not None:
+    by_bound = granularity > 0 and bound is not None and abs(objective - bound) <= tol
+    if solver_objective is not None and not by_bound:
         if exact and abs(solver_objective - objective) > tol:
             return (f"the solver's objective {solver_objective:.10g} differs from the returned tree's objective "
                     f"{objective:.10g} recomputed from the data (tolerance {tol:.3g})")
@@ -57,7 +58,7 @@ def _failure(solver_objective, objective, bound, exact) -> str | None:
     return None
 
 
-def verify_certificate(result, solver_objective, *, rel_gap: float, exact: bool) -> str | None:
+def verify_certificate(result, solver_objective, *, rel_gap: float, exact: bool, granularity: float = 0.0) -> str | None:
     """Keep ``result.proven_optimal`` only if the proof holds for the returned tree.
 
     Parameters
@@ -72,6 +73,13 @@ def verify_certificate(result, solver_objective, *, rel_gap: float, exact: bool)
         The relative gap the user asked for.
     exact : bool
         Whether the model's objective is the true objective (False: an underestimate).
+    granularity : float, default=0.0
+        ``g > 0`` when every objective is a multiple of ``g``
+        (:meth:`~optitree.formulations.TreeFormulation.objective_granularity`). The bound is
+        then first raised to ``g * ceil(bound / g - OBJECTIVE_TOL)``; when that meets the
+        returned tree's objective, the bound alone proves the tree optimal and a solver
+        objective off by its tolerances (e.g. ``1 - 1e-6`` for a tree of objective 1) does
+        not withdraw the claim.
 
     Returns
     -------
@@ -81,8 +89,12 @@ def verify_certificate(result, solver_objective, *, rel_gap: float, exact: bool)
     """
     note = None
     if result.proven_optimal:
+        if granularity > 0 and result.bound is not None:
+            rounded = granularity * math.ceil(result.bound / granularity - OBJECTIVE_TOL)
+            if rounded > result.bound and rounded <= result.objective + _tolerance(result.objective):
+                result.apply_lower_bound(rounded)
         objective, bound = result.objective, result.bound
-        reason = _failure(solver_objective, objective, bound, exact)
+        reason = _failure(solver_objective, objective, bound, exact, granularity)
         if reason is not None:
             note = f"optimality claim withdrawn: {reason}"
             warnings.warn(f"the solver reported an optimal solution but the proof does not hold: {reason}; "

@@ -51,7 +51,7 @@ from .solvers import make_backend, relative_gap
 from .solvers.resolve import solve_adding_rows
 from .solvers.results import finished_result
 
-__all__ = ["root_candidates", "infeasible_fixings", "objective_granularity", "decompose"]
+__all__ = ["root_candidates", "infeasible_fixings", "decompose"]
 
 _REL = 1e-9  # relative slack of the cutoff without a known granularity
 _FEAS = 1e-6  # row feasibility slack of the activity test
@@ -165,18 +165,6 @@ def infeasible_fixings(spec, groups) -> np.ndarray:
     return flagged
 
 
-def objective_granularity(form) -> float:
-    """``g`` with every objective value a multiple of it (model units), or 0 if unknown.
-
-    Without a split penalty (``alpha == 0``) and with integral merged weights the objective
-    is the misclassified weight times :attr:`error_scale`: a multiple of ``error_scale``.
-    """
-    weight = np.asarray(form.weight, float)
-    if form.alpha == 0 and np.all(weight == np.round(weight)):
-        return float(form.error_scale)
-    return 0.0
-
-
 def _cutoff(incumbent, granularity):
     if granularity > 0:
         return incumbent - 0.5 * granularity
@@ -231,7 +219,7 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
     incumbent : float, optional
         Objective of a feasible tree known beforehand (model units).
     granularity : float
-        :func:`objective_granularity`.
+        :meth:`~optitree.formulations.TreeFormulation.objective_granularity`.
     children : callable, optional
         ``children(column)`` -> ``(sides, constant)`` as
         :func:`optitree._acceleration.child_bound_row`: the children's engine bounds when

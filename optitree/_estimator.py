@@ -226,7 +226,8 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             shown = "none" if solver_bound is None else f"{solver_bound:.10g}"
             notes.append(f"bound raised to the objective's lower bound {form.objective_lower_bound:g} "
                          f"(solver bound {shown})")
-        note = verify_certificate(result, solver_objective, rel_gap=float(self.rel_gap), exact=form.objective_is_exact)
+        note = verify_certificate(result, solver_objective, rel_gap=float(self.rel_gap), exact=form.objective_is_exact,
+                                  granularity=form.objective_granularity())
         notes.extend(filter(None, [note]))
         violation = verify_tree_in_model(result, form, spec, tree) if self._side_rows() else None
         if violation is not None:

@@ -88,6 +88,9 @@ class _Claim(SimpleNamespace):
     def status(self):
         return self.termination
 
+    def apply_lower_bound(self, lower_bound):
+        self.bound = max(self.bound, lower_bound)
+
 
 def claim(objective=1.0, bound=1.0, status="optimal", proven=True):
     return _Claim(objective=objective, bound=bound, termination=status, proven_optimal=proven)
@@ -123,6 +126,23 @@ def test_a_true_proof_is_kept_and_an_open_gap_is_not_a_proof():
     unproven = claim(status="time_limit", proven=False, bound=0.2)
     assert verify_certificate(unproven, 1.0, rel_gap=0.0, exact=True) is None
     assert unproven.status == "time_limit"
+
+
+def test_a_bound_on_the_objective_grid_proves_a_tree_the_solver_priced_within_its_tolerance():
+    """Objectives are multiples of g = 0.25: a bound of 0.749999 (solver objective 0.749999, the
+    tree's 0.75) is a bound of 0.75, which proves the tree; without the grid the claim is withdrawn."""
+    result = claim(objective=0.75, bound=0.749999)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert verify_certificate(result, 0.749999, rel_gap=0.0, exact=True, granularity=0.25) is None
+    assert result.proven_optimal and result.bound == 0.75
+    far = claim(objective=0.75, bound=0.3)  # rounds up to 0.5 only: the gap stays open
+    assert "not proven optimal" in verify_certificate(far, 0.75, rel_gap=0.0, exact=True, granularity=0.25)
+    assert far.bound == 0.5 and not far.proven_optimal
+    with pytest.warns(CertificateWarning, match="differs from the returned tree"):
+        verify_certificate(claim(objective=0.75, bound=0.749999), 0.749999, rel_gap=0.0, exact=True)
+    with pytest.warns(CertificateWarning, match="differs from the returned tree"):  # a solver objective far off
+        verify_certificate(claim(objective=0.75, bound=0.5), 0.5, rel_gap=0.0, exact=True, granularity=0.25)
 
 
 def test_a_lying_solver_is_caught_end_to_end(monkeypatch):

@@ -129,12 +129,7 @@ def test_split_bounds_never_exceed_the_limited_optimum_of_their_candidate():
 @pytest.mark.parametrize("formulation", ["flow", "oct"])
 @pytest.mark.parametrize("acceleration", ["all", "none"])
 def test_mip_equals_brute_force(formulation, acceleration):
-    """Unweighted, alpha 0: the MIP's rows alone (acceleration 'none', no start) and the pipeline.
-
-    OCT alone sometimes ends with a solver objective 1e-6 below the tree's (HiGHS's
-    tolerances on its routing variables), so its claim is withdrawn: its tree is checked,
-    not its proof.
-    """
+    """Unweighted, alpha 0: the MIP's rows alone (acceleration 'none', no start) and the pipeline."""
     proven = 0
     for seed in range(700, 716):
         X, y, _, opts, k = random_instance(seed, max_rows=10)
@@ -146,7 +141,7 @@ def test_mip_equals_brute_force(formulation, acceleration):
         proven += clf.result_.proven_optimal
         assert np.sum(clf.predict(X) != y) == pytest.approx(expected), seed
         assert distinct(clf.tree_) <= k
-    assert proven == 16 if (formulation, acceleration) != ("oct", "none") else proven >= 12
+    assert proven == 16
 
 
 def test_dp_solver_and_a_start_that_breaks_the_limit():

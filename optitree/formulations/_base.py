@@ -400,6 +400,16 @@ class TreeFormulation(CompleteTreeShape, ABC):
         """
         return tree, 0
 
+    def objective_granularity(self) -> float:
+        """``g`` with every objective value a multiple of it (model units), or 0 if unknown.
+
+        Classification without a split penalty (``alpha == 0``) and with integral merged
+        weights: the objective is the misclassified weight times :attr:`error_scale`.
+        """
+        if self.n_classes == 0 or self.alpha != 0 or not np.all(self.weight == np.round(self.weight)):
+            return 0.0
+        return float(self.error_scale)
+
     def split_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Columns that say which feature each branch node splits on, for :meth:`limit_distinct_features`.
 
