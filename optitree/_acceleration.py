@@ -27,13 +27,13 @@ formulation's objective is ``units_per_weight`` times them (:func:`model_units`)
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from . import exact
 from ._certificate import verify_certificate
-from ._warmstart import solution_violation
+from ._warmstart import repair_start, solution_violation
 from .formulations import InfeasibleStartError
 from .formulations._heap import PASS_THROUGH, to_heap
 from .solvers import SolveResult, relative_gap
@@ -354,6 +354,31 @@ class ExactStageMixin:
         if note:
             notes.append(f"engine start: {note}")
         return tree, form.discrete_start(x0), "exact"
+
+    def _repaired_start(self, form, spec, candidates, current, options, notes):
+        """The best of ``candidates`` (tree, source) repaired to a solution of ``spec``, else ``current``.
+
+        Each repair (:func:`~optitree._warmstart.repair_start`: some of the tree's splits, labels
+        re-chosen by a MIP) gets 5 % of the time limit; the source becomes ``"repaired <source>"``.
+        """
+        share = None if options.time_limit is None else 0.05 * options.time_limit
+        repair_options = replace(options, time_limit=share, verbose=False)
+        best = current
+        best_objective = None
+        for tree, source in candidates:
+            if tree is None:
+                continue
+            repaired = repair_start(form, spec, tree, solver=self.solver, options=repair_options)
+            if repaired is None:
+                continue
+            objective = form.objective_of_tree(repaired)
+            if best_objective is None or objective < best_objective:
+                best_objective = objective
+                best = (repaired, form.discrete_start(form.start_vector(repaired)), f"repaired {source}")
+        if best_objective is not None:
+            notes.append(f"start: {best[2]} (within its splits, the rest re-chosen to meet the model; "
+                         f"objective {best_objective:.10g})")
+        return best
 
     def _root_bounds(self, form, spec, stage, data, start_tree, start_objective, options, fit_start):
         """Root bound row and screening (FlowOCT), with the engine's bounds under the remaining budget."""

@@ -40,7 +40,6 @@ feature) is infeasible without a solve.
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 from dataclasses import replace
@@ -171,14 +170,6 @@ def _cutoff(incumbent, granularity):
     return incumbent + _REL * max(1.0, abs(incumbent))
 
 
-def _derived(spec):
-    """A copy of ``spec`` with its own column bounds, sharing its row blocks (rows added to it stay its own)."""
-    sub = copy.copy(spec)
-    sub.var_blocks = {k: replace(v, lb=v.lb.copy(), ub=v.ub.copy()) for k, v in spec.var_blocks.items()}
-    sub.row_blocks = dict(spec.row_blocks)
-    return sub
-
-
 def _add_children(sub, sides, constant, cost, nz, cutoff):
     """The children's bound row and child screening in the sub-MIP of one root split.
 
@@ -208,7 +199,7 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
     Parameters
     ----------
     spec : ModelSpec
-        The full model; left unchanged (each sub-MIP is a :func:`_derived` copy).
+        The full model; left unchanged (each sub-MIP is a :meth:`~optitree._model.ModelSpec.derived` copy).
     columns, bounds : arrays
         From :func:`root_candidates`: root columns and their engine bounds, non-decreasing.
     solver : str
@@ -280,7 +271,7 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
                 k += 1
                 settled += 1
                 continue
-        sub = _derived(spec)
+        sub = spec.derived()
         sub.set_column_bounds(column, lb=1.0)
         if math.isfinite(best):  # objective <= U
             sub.add_rows("decompose_cutoff", 1, np.zeros(nz.size, np.intp), nz, cost[nz], -np.inf,

@@ -166,9 +166,12 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         self.model_ = spec
 
         start_tree, start, source, notes = self._start(form, spec, given)
+        engine_tree = None if engine is None else self._engine_tree(engine, X, y, sample_weight)
         if engine is not None and "start" in stage.stages:
-            start_tree, start, source = self._better_start(
-                form, spec, (start_tree, start, source), self._engine_tree(engine, X, y, sample_weight), notes)
+            start_tree, start, source = self._better_start(form, spec, (start_tree, start, source), engine_tree, notes)
+        if start is None and stage is not None and "start" in stage.stages and self._side_rows():
+            start_tree, start, source = self._repaired_start(
+                form, spec, [(engine_tree, "exact"), given], (start_tree, start, source), options, notes)
         start_objective = None if start_tree is None else form.objective_of_tree(start_tree)
         bound_info = None
         if stage is not None and {"rows", "screening", "decompose"} & stage.stages and form.name == "flow":

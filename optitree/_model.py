@@ -21,9 +21,10 @@ shortcuts to them. The model is always
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from numbers import Integral
 
 import numpy as np
@@ -260,19 +261,36 @@ class ModelSpec:
         return x[b.start : b.start + b.size].reshape(b.shape)
 
     def set_column_bounds(self, columns, *, lb=None, ub=None) -> None:
-        """Set the bounds of global ``columns`` (int array) in their blocks; None keeps a side."""
+        """Set the bounds of global ``columns`` (int array) in their blocks; None keeps a side.
+
+        ``lb``/``ub``: a number for every column, or an array aligned with ``columns``.
+        """
         columns = np.atleast_1d(np.asarray(columns, dtype=np.intp))
         blocks = list(self.var_blocks.values())
         starts = np.array([b.start for b in blocks], dtype=np.intp)
         if columns.size and (columns.min() < 0 or columns.max() >= self.n_cols):
             raise IndexError(f"columns must lie in [0, {self.n_cols}), got {columns.min()}..{columns.max()}")
         owner = np.searchsorted(starts, columns, side="right") - 1
+        lb = None if lb is None else np.broadcast_to(np.asarray(lb, dtype=np.float64), columns.shape)
+        ub = None if ub is None else np.broadcast_to(np.asarray(ub, dtype=np.float64), columns.shape)
         for k in np.unique(owner):
-            local = columns[owner == k] - blocks[k].start
+            mine = owner == k
+            local = columns[mine] - blocks[k].start
             if lb is not None:
-                blocks[k].lb[local] = lb
+                blocks[k].lb[local] = lb[mine]
             if ub is not None:
-                blocks[k].ub[local] = ub
+                blocks[k].ub[local] = ub[mine]
+
+    def derived(self) -> "ModelSpec":
+        """A copy with its own column bounds that shares this model's row blocks.
+
+        Fixings on the copy (:meth:`set_column_bounds`) and rows added to it stay its own; the
+        rows already here are shared, not copied (a sub-MIP of a large model costs no copy).
+        """
+        sub = copy.copy(self)
+        sub.var_blocks = {k: replace(v, lb=v.lb.copy(), ub=v.ub.copy()) for k, v in self.var_blocks.items()}
+        sub.row_blocks = dict(self.row_blocks)
+        return sub
 
     # ---------------------------------------------------------------- arrays and shortcuts
     def column_arrays(self):

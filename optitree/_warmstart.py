@@ -5,7 +5,8 @@ tree of smaller depth (e.g. the previous depth's optimum), or any tree or fitted
 estimator the user passes. The formulation makes it canonical on the training data and
 encodes it as a complete solution vector (:meth:`TreeFormulation.start_vector`); that
 vector is checked against every row of the model — user constraints included — before
-its discrete part is handed to the solver.
+its discrete part is handed to the solver. A start that violates the user's rows can be
+*repaired* (:func:`repair_start`): its splits kept, the rest re-chosen by a small MIP.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 
 from greedy import Tree
 
-__all__ = ["tree_from_init", "solution_violation"]
+__all__ = ["tree_from_init", "solution_violation", "repair_start"]
 
 
 def tree_from_init(
@@ -86,3 +87,52 @@ def solution_violation(spec, x, tol: float = 1e-6) -> str | None:
         if bad.size:
             return f"row {int(bad[0])} of block {block.name!r} violated"
     return None
+
+
+def repair_start(form, spec, tree, *, solver, options):
+    """The best tree with some of ``tree``'s splits that is a solution of ``spec``, or None.
+
+    The columns that choose each node's split feature
+    (:meth:`~optitree.formulations.TreeFormulation.split_columns`) get the upper bound of
+    their value in ``tree``'s start vector: a node keeps its split or becomes a leaf (or
+    passes through). A MIP over the rest (those choices, labels, OCT's thresholds) finds the
+    best solution that meets every row, e.g. a class quota that the start's majority labels,
+    or its number of leaves, break. Its decoded tree is checked against ``spec`` before it is
+    returned.
+
+    Parameters
+    ----------
+    form : TreeFormulation
+        Built; ``spec`` is its model (user rows included).
+    tree : greedy.Tree
+        A start tree (any feasibility); canonicalised here but not pruned (a split that
+        gains nothing may give the leaf a quota needs).
+    solver : str
+        The estimator's ``solver``.
+    options : SolveOptions
+        For the repair MIP (its ``time_limit`` is the repair's budget).
+
+    Returns
+    -------
+    greedy.Tree or None
+        None when the start cannot be encoded, or no solution within its splits was found.
+    """
+    from .formulations import InfeasibleStartError
+    from .solvers import make_backend
+
+    try:
+        x0 = form.start_vector(form.prepare_start(tree, prune=False)[0])
+    except InfeasibleStartError:
+        return None
+    columns = form.split_columns()[0]
+    sub = spec.derived()
+    sub.set_column_bounds(columns, ub=x0[columns])
+    _, x = make_backend(solver, sub).solve(options)
+    if x is None:
+        return None
+    repaired = form.decode(spec, x)  # a solution of `sub` is one of `spec`
+    try:
+        feasible = solution_violation(spec, form.start_vector(repaired)) is None
+    except InfeasibleStartError:
+        feasible = False
+    return repaired if feasible else None

@@ -369,21 +369,22 @@ class TreeFormulation(CompleteTreeShape, ABC):
         )
         return self._with_statistics(out), removed
 
-    def prepare_start(self, tree: Tree) -> tuple[Tree, str]:
+    def prepare_start(self, tree: Tree, prune: bool = True) -> tuple[Tree, str]:
         """The start the model receives for ``tree``, and a note on what changed ("" if nothing).
 
         The tree is made canonical on the training data (:meth:`canonical_tree`), its
         thresholds are moved into the formulation's threshold set where needed
-        (:meth:`_representable`), and it is pruned for the objective (:meth:`pruned_tree`):
-        the start's objective is never worse than the objective of ``tree`` unless a
-        threshold had to move.
+        (:meth:`_representable`), and, with ``prune``, it is pruned for the objective
+        (:meth:`pruned_tree`): the start's objective is never worse than the objective of
+        ``tree`` unless a threshold had to move. Without ``prune`` a split that does not
+        lower the objective stays (its leaves may still matter to user rows).
         """
         canon, removed = self.canonical_tree(tree)
         snapped, moved = self._representable(canon)
         if moved:
             snapped, more = self.canonical_tree(snapped)
             removed += more
-        pruned, cut = self.pruned_tree(snapped)
+        pruned, cut = self.pruned_tree(snapped) if prune else (snapped, 0)
         notes = []
         if moved:
             notes.append(f"{moved} threshold(s) moved to the nearest modelled threshold (start changed)")
