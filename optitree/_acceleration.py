@@ -10,10 +10,13 @@ least ``min_samples_leaf`` rows — over the same or fewer thresholds. So:
   restricted threshold set only raise the optimum. For a root candidate ``c`` with children
   bound ``L(c)`` (:func:`optitree.exact.split_bounds`) every tree splitting the root on ``c``
   costs at least ``alpha + L(c)``, and a root leaf costs ``leaf``. With the objective
-  ``cost·x + offset`` and ``b_c``/``p`` the root's split/leaf columns (FlowOCT), the **root
-  bound row** is
+  ``cost·x + offset`` and ``x_c`` the root's split columns
+  (:meth:`~optitree.formulations.TreeFormulation.root_split_columns`: FlowOCT's ``b[root, q]``
+  per threshold; OCT's ``a[root, f]`` per feature, bounded by the least ``alpha + L(c)`` over
+  its thresholds and the split that sends every row one way), of which one is 1 unless the
+  root is a leaf, the **root bound row** is
 
-  .. math:: \\sum_j cost_j x_j - \\sum_c (\\alpha + L(c))\\, b_c - leaf \\cdot p \\ge -offset;
+  .. math:: \\sum_j cost_j x_j - \\sum_c (\\alpha + L(c) - leaf)\\, x_c \\ge leaf - offset;
 
 * **screening**: a candidate with ``alpha + L(c) >= incumbent`` cannot beat a feasible
   incumbent; its column is fixed to 0 (the incumbent's own root split is kept, so the start
@@ -137,6 +140,20 @@ class ExactStage:
         return result
 
     # ------------------------------------------------------------------ root bounds
+    def trivial_split_bound(self, data, form, bounds, *, depth, min_samples_leaf, time_limit):
+        """A lower bound (model units) on a tree whose root split sends every row one way.
+
+        Such a tree costs ``alpha`` plus a sub-tree of depth ``depth - 1`` on all rows: at
+        least the engine's bound on that optimum (without the feature restrictions: a
+        relaxation), or the leaf cost of ``bounds`` at depth 1.
+        """
+        units = model_units(form)
+        below = bounds.leaf_cost
+        if depth > 1:
+            below = exact.solve(data, max_depth=depth - 1, alpha=form.alpha / units,
+                                min_samples_leaf=min_samples_leaf, time_limit=time_limit).bound
+        return (form.alpha / units + below) * units
+
     def root_bounds(self, data, form, *, depth, min_samples_leaf, cutoff, time_limit):
         """:func:`optitree.exact.split_bounds` of the root; ``cutoff`` in model units (or None)."""
         units = model_units(form)
@@ -150,43 +167,61 @@ class ExactStage:
         return bounds
 
 
-def candidate_bounds(form, bounds):
-    """The engine's bound on a tree rooted at each FlowOCT root column (model units).
+def candidate_bounds(form, bounds, trivial=None):
+    """The engine's bound on a tree rooted at each root split column of ``form`` (model units).
+
+    ``form.root_split_columns()`` names the columns: FlowOCT's ``b[root, q]`` per binarized
+    feature ``(threshold_feature[q], threshold_value[q])``, matched to the engine candidate of
+    the same feature and threshold; OCT's ``a[root, f]`` per feature, whose bound is the least
+    over the feature's engine candidates and ``trivial`` (a split sending every row one way:
+    ``alpha`` plus the optimum of depth ``D - 1`` on all rows).
 
     Returns
     -------
-    lower : float array (F_b,)
-        ``alpha + L(c)`` for binarized feature ``c`` (exact ``(feature, threshold)`` match
-        with the engine's candidate), 0 without a match.
-    matched, exact : bool arrays (F_b,)
+    lower : float array (n_columns,)
+        ``alpha + L(c)`` (model units), 0 without a match.
+    matched, exact : bool arrays (n_columns,)
         Whether the engine has a bound for it, and whether that bound is the optimum.
     leaf : float
         Cost of a root leaf.
     """
     units = model_units(form)
-    n_cand = form.threshold_value.size
-    lower = np.zeros(n_cand)
-    matched = np.zeros(n_cand, bool)
-    exact_bound = np.zeros(n_cand, bool)
+    columns, feature, threshold = form.root_split_columns()
+    cost = (form.alpha / units + bounds.left_bound + bounds.right_bound) * units
+    if threshold is None:  # one column per feature, any threshold
+        lower = np.full(columns.size, np.inf if trivial is None else float(trivial))
+        np.minimum.at(lower, bounds.feature, cost)
+        matched = np.isfinite(lower)
+        exact_bound = np.ones(columns.size, bool)
+        np.logical_and.at(exact_bound, bounds.feature, bounds.exact)
+        return np.where(matched, lower, 0.0), matched, exact_bound & matched & (trivial is None), \
+            bounds.leaf_cost * units
+    lower = np.zeros(columns.size)
+    matched = np.zeros(columns.size, bool)
+    exact_bound = np.zeros(columns.size, bool)
     key = {(int(f), float(t)): k for k, (f, t) in enumerate(zip(bounds.feature, bounds.threshold))}
-    for q, (f, t) in enumerate(zip(form.threshold_feature, form.threshold_value)):
+    for q, (f, t) in enumerate(zip(feature, threshold)):
         k = key.get((int(f), float(t)))
         if k is not None:
-            matched[q] = True
-            exact_bound[q] = bounds.exact[k]
-            lower[q] = (form.alpha / units + bounds.left_bound[k] + bounds.right_bound[k]) * units
+            matched[q], exact_bound[q], lower[q] = True, bounds.exact[k], cost[k]
     return lower, matched, exact_bound, bounds.leaf_cost * units
 
 
 def root_bound_row(form, spec, bounds, candidates, *, incumbent=None, incumbent_root=None, screening=True,
                    add_row=True) -> dict:
-    """Add the root bound row to a FlowOCT ``spec`` and screen candidates (module docstring).
+    """Add the root bound row to ``spec`` and screen root candidates (module docstring).
+
+    The root either splits on exactly one of ``form.root_split_columns()`` (``x_c``) or is a
+    leaf (FlowOCT: ``Σ_q b[root, q] + p[root] = 1``; OCT: ``Σ_f a[root, f] = d[root]``, and
+    ``d[root] = 0`` makes the tree a leaf), so with ``λ_c`` the bound of column ``c`` (0
+    without an engine match) the row is
+
+    .. math:: \\sum_j cost_j x_j - \\sum_c (\\lambda_c - leaf)\\, x_c \\ge leaf - offset.
 
     Parameters
     ----------
-    form : FlowOCTFormulation
-        Built; its root split columns are ``form.vars["b"][0]`` (binarized feature ``q`` =
-        ``(threshold_feature[q], threshold_value[q])``) and its root leaf column ``form.vars["p"][0]``.
+    form : FlowOCTFormulation or OCTFormulation
+        Built.
     spec : ModelSpec
     bounds : optitree.exact.SplitBounds
         Root bounds in engine units.
@@ -195,7 +230,7 @@ def root_bound_row(form, spec, bounds, candidates, *, incumbent=None, incumbent_
     incumbent : float, optional
         Objective of a feasible incumbent (model units); enables screening.
     incumbent_root : (int, float) or None
-        The incumbent's root split ``(feature, threshold)``; never screened.
+        The incumbent's root split ``(feature, threshold)``; its column is never screened.
     screening, add_row : bool
         Which of the two reductions to apply.
 
@@ -205,34 +240,31 @@ def root_bound_row(form, spec, bounds, candidates, *, incumbent=None, incumbent_
         ``candidates``, ``matched`` (with an engine bound), ``exact``, ``screened``,
         ``bound`` (the least cost of any tree, model units) and ``proves_incumbent``.
     """
-    b_root = np.asarray(form.vars["b"])[0]
-    p_root = int(np.asarray(form.vars["p"])[0])
-    n_cand = b_root.size
+    columns, feature, threshold = form.root_split_columns()
     lower, matched, exact_bound, leaf = candidates
-    open_root = spec.var_blocks["b"].ub[:n_cand] > 0.5  # before screening: screened ones still bound the optimum
+    bound = np.where(matched, lower, 0.0)  # a candidate without an engine bound could cost as little as 0
+    _, _, ub, _ = spec.column_arrays()
+    open_root = ub[columns] > 0.5  # before screening: screened ones still bound the optimum
     if add_row:
         cost, _, _, _ = spec.column_arrays()
-        cols = np.flatnonzero(cost)
-        coef = np.zeros(spec.n_cols)
-        coef[cols] = cost[cols]
-        coef[b_root[matched]] -= lower[matched]
-        coef[p_root] -= leaf
+        coef = cost.copy()
+        coef[columns] -= bound - leaf
         nz = np.flatnonzero(coef)
-        spec.add_rows("root_bound", 1, np.zeros(nz.size, np.intp), nz, coef[nz], -spec.objective_offset, np.inf)
-    screened = np.zeros(n_cand, bool)
+        spec.add_rows("root_bound", 1, np.zeros(nz.size, np.intp), nz, coef[nz], leaf - spec.objective_offset,
+                      np.inf)
+    screened = np.zeros(columns.size, bool)
     if screening and incumbent is not None:
         screened = matched & (lower >= incumbent - _TOL * max(1.0, abs(incumbent)))
         if incumbent_root is not None:
             f, t = incumbent_root
-            screened &= ~((form.threshold_feature == f) & (form.threshold_value == t))
-        spec.var_blocks["b"].ub[np.flatnonzero(screened)] = 0.0  # block "b" row 0 is the root
-    # a candidate without an engine bound could cost as little as 0; one fixed to 0 is no candidate
-    least = min(leaf, float(np.where(matched, lower, 0.0)[open_root].min(initial=np.inf)))
+            screened &= ~((feature == f) & (True if threshold is None else threshold == t))
+        spec.set_column_bounds(columns[screened], ub=0.0)
+    least = min(leaf, float(bound[open_root].min(initial=np.inf)))
     proves = bool(
         incumbent is not None and bounds.complete and matched[open_root].all()
         and least >= incumbent - _TOL * max(1.0, abs(incumbent))
     )
-    return {"candidates": int(n_cand), "matched": int(matched.sum()), "exact": int(exact_bound.sum()),
+    return {"candidates": int(columns.size), "matched": int(matched.sum()), "exact": int(exact_bound.sum()),
             "screened": int(screened.sum()), "bound": float(least), "proves_incumbent": proves,
             "time": float(bounds.time)}
 
@@ -381,17 +413,22 @@ class ExactStageMixin:
         return best
 
     def _root_bounds(self, form, spec, stage, data, start_tree, start_objective, options, fit_start):
-        """Root bound row and screening (FlowOCT), with the engine's bounds under the remaining budget."""
+        """Root bound row and screening (FlowOCT, OCT), with the engine's bounds under the remaining budget."""
         share = None
         if options.time_limit is not None:
             share = max(0.25 * (options.time_limit - (time.perf_counter() - fit_start)), 0.01 * options.time_limit)
         incumbent = start_objective if "screening" in stage.stages else None
-        bounds = stage.root_bounds(data, form, depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf),
-                                   cutoff=incumbent, time_limit=share)
+        depth, min_leaf = int(self.max_depth), int(self.min_samples_leaf)
+        bounds = stage.root_bounds(data, form, depth=depth, min_samples_leaf=min_leaf, cutoff=incumbent,
+                                   time_limit=share)
         root = None
         if start_tree is not None and not start_tree.is_leaf[0]:
             root = (int(start_tree.feature[0]), float(start_tree.threshold[0]))
-        candidates = candidate_bounds(form, bounds)
+        trivial = None
+        if form.root_split_columns()[2] is None:  # a column per feature: its thresholds include "every row one way"
+            trivial = stage.trivial_split_bound(data, form, bounds, depth=depth, min_samples_leaf=min_leaf,
+                                                time_limit=share)
+        candidates = candidate_bounds(form, bounds, trivial)
         info = root_bound_row(form, spec, bounds, candidates, incumbent=incumbent, incumbent_root=root,
                               screening="screening" in stage.stages, add_row="rows" in stage.stages)
         lower, _, _, leaf = candidates

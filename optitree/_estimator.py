@@ -174,7 +174,8 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
                 form, spec, [(engine_tree, "exact"), given], (start_tree, start, source), options, notes)
         start_objective = None if start_tree is None else form.objective_of_tree(start_tree)
         bound_info = None
-        if stage is not None and {"rows", "screening", "decompose"} & stage.stages and form.name == "flow":
+        if stage is not None and {"rows", "screening", "decompose"} & stage.stages and (
+                form.root_split_columns() is not None):
             bound_info, root_lower = self._root_bounds(form, spec, stage, data, start_tree, start_objective,
                                                        options, fit_start)
             stage.bounds = bound_info

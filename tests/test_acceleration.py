@@ -57,6 +57,126 @@ def test_constrained_optimum_equals_brute_force(depth, acceleration):
     assert proven >= 10
 
 
+def forbid_feature_0_oct(m):
+    """Pyomo constraint: no OCT split on feature 0 (``a[n, 0] = 0`` at every branch node)."""
+    m.no_feature_0 = pyo.Constraint(expr=sum(m.a[n, 0] for n in range(3)) == 0)
+
+
+@pytest.mark.parametrize("acceleration", ["all", "start+rows", "rows+screening"])
+def test_oct_root_bound_row_keeps_the_constrained_optimum(acceleration):
+    """OCT's root row (one column per feature, bounded over its thresholds and the split that
+    sends every row one way) and its screening, from unconstrained bounds, under a user row."""
+    proven = 0
+    for seed in range(12):
+        X, y = random_dataset(seed, max_samples=10)
+        clf = OptimalTreeClassifier(max_depth=2, formulation="oct", time_limit=None, acceleration=acceleration,
+                                    constraints=forbid_feature_0_oct).fit(X, y)
+        expected = brute_force_errors(X[:, 1:], y, 2)
+        assert clf.result_.acceleration["bounds"]["candidates"] == X.shape[1]
+        assert 0 not in clf.tree_.feature[~clf.tree_.is_leaf]
+        assert clf.result_.bound * baseline(y) <= expected + 1e-6, seed
+        assert errors(clf, X, y) >= expected
+        if clf.result_.proven_optimal:
+            proven += 1
+            assert errors(clf, X, y) == expected, seed
+    assert proven >= 10
+
+
+@pytest.mark.parametrize("min_leaf", [1, 3])
+@pytest.mark.parametrize("formulation", ["flow", "oct"])
+def test_root_bound_row_never_cuts_off_a_tree(formulation, min_leaf):
+    """Every random depth-2 tree encodable in the model (random features, thresholds and
+    shapes, leaves of at least ``min_leaf`` rows) still satisfies the model once the root row
+    is added, screening off. With a minimum leaf size, OCT's root that sends every row to one
+    stump can cost less than any split on its feature the engine lists: the per-feature bound
+    must include it."""
+    from greedy import Tree
+
+    from optitree._acceleration import ExactStage, candidate_bounds, root_bound_row
+    from optitree._warmstart import solution_violation
+    from optitree.exact import prepare
+    from optitree.formulations import FORMULATIONS
+
+    rng = np.random.RandomState(0)
+    checked = 0
+    for seed in range(8):
+        X, y = random_dataset(seed, max_samples=10)
+        form = FORMULATIONS[formulation](X, y, depth=2, min_samples_leaf=min_leaf)
+        spec = form.build()
+        data = prepare(X, y)
+        stage = ExactStage(frozenset({"rows"}))
+        bounds = stage.root_bounds(data, form, depth=2, min_samples_leaf=min_leaf, cutoff=None, time_limit=None)
+        trivial = stage.trivial_split_bound(data, form, bounds, depth=2, min_samples_leaf=min_leaf, time_limit=None)
+        root_bound_row(form, spec, bounds, candidate_bounds(form, bounds, trivial), screening=False)
+        for _ in range(30 if min_leaf == 1 else 150):
+            feature = rng.randint(X.shape[1], size=3)
+            threshold = np.array([rng.choice(np.unique(X[:, f])) + 0.25 for f in feature])
+            # a stump, a split left child, both children split, or (OCT) a root sending every row
+            # right to a stump: a solution of OCT's model that canonical trees never show
+            shape = rng.randint(3 if formulation == "flow" else 4)
+            values = np.unique(X[:, feature[1]])
+            if shape == 3 and values.size > 1:
+                inside = (values[0] + values[1]) / 2  # separates rows: OCT's scaled threshold lies in (0, 1]
+                d = dict(children_left=[1, -1, 3, -1, -1], children_right=[2, -1, 4, -1, -1],
+                         feature=[feature[0], -2, feature[1], -2, -2],
+                         threshold=[X[:, feature[0]].min() - 1.0, np.nan, inside, np.nan, np.nan])
+            elif shape in (0, 3):
+                d = dict(children_left=[1, -1, -1], children_right=[2, -1, -1], feature=[feature[0], -2, -2],
+                         threshold=[threshold[0], np.nan, np.nan])
+            elif shape == 1:
+                d = dict(children_left=[1, 2, -1, -1, -1], children_right=[4, 3, -1, -1, -1],
+                         feature=[feature[0], feature[1], -2, -2, -2],
+                         threshold=[threshold[0], threshold[1], np.nan, np.nan, np.nan])
+            else:
+                d = dict(children_left=[1, 2, -1, -1, 5, -1, -1], children_right=[4, 3, -1, -1, 6, -1, -1],
+                         feature=[feature[0], feature[1], -2, -2, feature[2], -2, -2],
+                         threshold=[threshold[0], threshold[1], np.nan, np.nan, threshold[2], np.nan, np.nan])
+            n_nodes = len(d["feature"])
+            tree = Tree(**d, value=np.zeros((n_nodes, int(y.max()) + 1)), n_features=X.shape[1]).fill_statistics(
+                X, y, None, n_classes=int(y.max()) + 1)
+            if np.bincount(tree.apply(X), minlength=tree.node_count)[tree.is_leaf].clip(1).min() < min_leaf:
+                continue  # not a solution of the model (an empty leaf is one that no row reaches)
+            trivial_root = len(d["feature"]) == 5 and d["children_left"][1] == -1
+            x0 = form._start_columns(tree) if trivial_root else form.start_vector(form.prepare_start(tree, prune=False)[0])
+            assert solution_violation(spec, x0) is None, (seed, d)
+            checked += 1
+    assert checked >= (240 if min_leaf == 1 else 40)
+
+
+def test_oct_root_row_counts_the_split_that_sends_every_row_one_way():
+    """y = [x1 > 0.5] and every value of x0 holds both classes: with a split penalty and leaves of
+    at least 3 rows, any split on x0 that the engine lists needs three splits for no error, but
+    OCT can split the root on x0 sending every row right, to a stump on x1: two splits. That
+    solution must satisfy the root row (x0's bound includes it)."""
+    from greedy import Tree
+
+    from optitree._acceleration import ExactStage, candidate_bounds, root_bound_row
+    from optitree._warmstart import solution_violation
+    from optitree.exact import prepare
+    from optitree.formulations import FORMULATIONS
+
+    x0 = np.repeat(np.arange(10.0), 2)
+    x1 = np.tile([0.2, 0.8], 10) + np.arange(20) * 1e-3
+    X, y = np.c_[x0, x1], (np.tile([0.2, 0.8], 10) > 0.5).astype(int)
+    form = FORMULATIONS["oct"](X, y, depth=2, alpha=0.01, min_samples_leaf=3)
+    spec = form.build()
+    data = prepare(X, y)
+    stage = ExactStage(frozenset({"rows"}))
+    bounds = stage.root_bounds(data, form, depth=2, min_samples_leaf=3, cutoff=None, time_limit=None)
+    trivial = stage.trivial_split_bound(data, form, bounds, depth=2, min_samples_leaf=3, time_limit=None)
+    lower = candidate_bounds(form, bounds, trivial)[0]
+    assert lower[0] == pytest.approx(trivial) and lower[0] < candidate_bounds(form, bounds)[0][0]
+    root_bound_row(form, spec, bounds, candidate_bounds(form, bounds, trivial), screening=False)
+    tree = Tree(children_left=[1, -1, 3, -1, -1], children_right=[2, -1, 4, -1, -1], feature=[0, -2, 1, -2, -2],
+                threshold=[-1.0, np.nan, 0.5, np.nan, np.nan], value=np.zeros((5, 2)), n_features=2)
+    x = form._start_columns(tree.fill_statistics(X, y, None, n_classes=2))
+    assert solution_violation(spec, x) is None
+    # the same row with x0 bounded by its listed thresholds alone would cut this solution off
+    form.build()
+    root_bound_row(form, form.spec, bounds, candidate_bounds(form, bounds), screening=False)
+    assert "root_bound" in solution_violation(form.spec, x)
+
+
 @pytest.mark.parametrize("depth", [1, 2, 3])
 def test_default_pipeline_equals_brute_force(depth):
     for seed in range(20 if depth < 3 else 8):

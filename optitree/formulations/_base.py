@@ -411,6 +411,17 @@ class TreeFormulation(CompleteTreeShape, ABC):
             return 0.0
         return float(self.error_scale)
 
+    def root_split_columns(self):
+        """The columns choosing the root's split, for the exact engine's root bound row, or None.
+
+        Returns ``(columns, feature, threshold)``: exactly one of ``columns`` is 1 when the
+        root splits and none when it is a leaf; ``feature[c]`` is the split feature of
+        column ``c`` and ``threshold[c]`` its threshold, or ``threshold`` is None when a
+        column stands for every threshold of its feature
+        (:func:`optitree._acceleration.root_bound_row`). Default: None (no root rows).
+        """
+        return None
+
     def split_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Columns that say which feature each branch node splits on, for :meth:`limit_distinct_features`.
 

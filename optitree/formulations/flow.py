@@ -345,6 +345,10 @@ class FlowOCTFormulation(TreeFormulation):
             x[v["z_wrong"][samples_idx[~correct], hid[~correct] - 1]] = 1.0
         return x
 
+    def root_split_columns(self):
+        """``b[root, q]`` per binarized feature ``q`` (:meth:`TreeFormulation.root_split_columns`)."""
+        return np.asarray(self.vars["b"])[0], self.threshold_feature, self.threshold_value
+
     def split_columns(self):
         """``b[n, q]`` on the feature of binarized column ``q`` (:meth:`TreeFormulation.split_columns`)."""
         b = np.asarray(self.vars["b"])

@@ -222,6 +222,10 @@ class OCTFormulation(TreeFormulation):
         x[v["d"][split]] = 1.0
         x[v["b"][split]] = [self._scaled_threshold(j, t) for j, t in zip(feats, heap.threshold[split])]
 
+    def root_split_columns(self):
+        """``a[root, f]`` per feature, any threshold (:meth:`TreeFormulation.root_split_columns`)."""
+        return np.asarray(self.vars["a"])[0], np.arange(self.n_features), None
+
     def split_columns(self):
         """``a[n, f]`` (:meth:`TreeFormulation.split_columns`)."""
         a = np.asarray(self.vars["a"])
