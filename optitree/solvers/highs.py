@@ -11,13 +11,16 @@ Time limits: HiGHS checks its clock between presolve rounds, in the simplex and 
 and in branch-and-bound; a guard on the simplex, IPM and MIP interrupt callbacks stops a run
 found past ``time_limit`` wherever HiGHS's own check comes late. Some stages call no
 callback and check the clock late, so no guard reaches them: the LP that completes a sparse
-MIP start, which runs before HiGHS starts its clock (0.2-0.5 s), and MIP presolve.
+MIP start, which runs before HiGHS starts its clock (0.2-0.5 s; 0.74 s without presolve on
+FlowOCT depth 3, breast_cancer, 132 236 rows), MIP presolve (below), and root cut separation
+(OCT depth 3, breast_cancer, 5 s limit: HiGHS stopped after 8.0 s, sampled by gdb in
+``HighsModkSeparator::separateLpSolution``; no option switches the mod-k separator off).
 
 Presolve rule (:func:`presolve_setting`): HiGHS's MIP presolve runs dominated-column
 detection (``HPresolve::dominatedColumns``), which checks no clock and which
 ``presolve_rule_off`` cannot switch off (it is below ``kPresolveRuleFirstAllowOff``), and
 probing, which checks the clock once per probed binary. On FlowOCT without the exact engine
-(breast_cancer, depth 2, 10 s limit; HiGHS 1.16, 2 shared cores) the run stopped after 14.6 s
+(breast_cancer, depth 2, 10 s limit; HiGHS 1.16, 2 shared cores) the run stopped after 14.7 s
 by default, 11.8 s with probing off (``presolve_rule_off`` bit 15: dominated columns then
 took 10.5 s), 19.4 s with aggregator, parallel rows/columns and sparsify off (probing then
 overran), and 14.6-14.8 s with enumeration or dependent equations off. Only
@@ -31,9 +34,9 @@ and a rule-made ``"off"`` in a note of ``result.message``.
 The prediction, :func:`predicted_presolve_time`, is ``1.6 s * (work / 1e5) ** 1.22`` with
 ``work = columns * non-zeros / rows`` (columns times the mean row length), a least-squares
 fit of the time from ``run()`` to the first MIP callback (presolve and setup, no time limit)
-over 22 models; the measured time was 0.61-1.64x the prediction (non-zeros alone: residuals
-3.6x wider, rows alone 2x). Measured (rows, columns, non-zeros: seconds with presolve,
-seconds without):
+over 19 FlowOCT, OCT and OCT-H models; the measured time was 0.71-1.64x the prediction (a fit
+on non-zeros alone left residuals 3.6x wider, on rows alone 2x). Measured, a subset
+(seconds to the first MIP callback with presolve and without):
 
 ==============================  ================================  ========  =====
 model                           rows, columns, non-zeros           presolve  off
