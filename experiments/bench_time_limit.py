@@ -9,13 +9,22 @@ OCT, OCT-H, ORT) and limits; most hit the limit. A warm-up fit first loads the e
 engine's compiled kernels, so the cases measure the fits, not the one-off compilation.
 
 Prints one line per case (``solver``: ``result_.solve_time``, the solver's or the engine's
-own run), then the distribution of the overshoot in seconds and as a
-fraction of the limit (min, median, 90th percentile, max) and how many cases exceed 5 %.
+own run) and ``presolve`` (HiGHS's presolve setting chosen by the backend's rule,
+``result_.options["highs_presolve"]``; "-" without a HiGHS run), then the distribution of the
+overshoot in seconds and as a fraction of the limit (min, median, 90th percentile, max) and how
+many cases exceed 5 %.
+
+``--presolve`` measures what the rule is calibrated on (:mod:`optitree.solvers.highs`): for
+FlowOCT, OCT and OCT-H models of several sizes, the seconds from HiGHS's ``run()`` to its first
+MIP callback (presolve and MIP setup) with presolve and without, no time limit, against
+:func:`~optitree.solvers.highs.predicted_presolve_time`, and the least-squares fit of log time
+on log ``work`` (columns times the mean row length).
 
 Usage::
 
     python -m experiments.bench_time_limit            # limits 5 s and 10 s (~8 min on 2 cores)
     python -m experiments.bench_time_limit --quick    # limits 2 s only
+    python -m experiments.bench_time_limit --presolve # presolve times (~3 min on 2 cores)
 """
 
 from __future__ import annotations
@@ -26,9 +35,15 @@ import warnings
 from functools import partial
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_digits, load_wine
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_digits,
+    load_wine,
+    make_classification,
+)
 
 from optitree import OptimalTreeClassifier, OptimalTreeRegressor
+from optitree.solvers.highs import compile_highs, predicted_presolve_time
 
 #: The promised slack beyond time_limit + build time, as a fraction of the limit.
 TOLERANCE = 0.05
@@ -70,8 +85,8 @@ def run(limits):
     X, y = data["wine"]
     OptimalTreeClassifier(max_depth=2, time_limit=5).fit(X, y)  # warm-up: compiled kernels loaded
     rows = []
-    header = ("case", "data", "limit", "fit", "build", "solver", "over", "over%")
-    print("{:24} {:14} {:>5} {:>7} {:>6} {:>6} {:>6} {:>6}  status".format(*header))
+    header = ("case", "data", "limit", "fit", "build", "solver", "over", "over%", "presolve")
+    print("{:24} {:14} {:>5} {:>7} {:>6} {:>6} {:>6} {:>6} {:>8}  status".format(*header))
     for label, limit, name, make in cases(limits):
         X, y = data[name]
         if label.startswith("ort"):  # regression: the last feature from the others
@@ -83,8 +98,9 @@ def run(limits):
         build = est.result_.build_time
         over = fit_time - limit - build
         rows.append((over / limit, est.result_.termination == "time_limit"))
+        presolve = est.result_.options.get("highs_presolve", "-")
         print(f"{label:24} {name:14} {limit:5.0f} {fit_time:7.2f} {build:6.2f} {est.result_.solve_time:6.2f} "
-              f"{over:6.2f} {over / limit:6.1%}  {est.result_.status}", flush=True)
+              f"{over:6.2f} {over / limit:6.1%} {presolve:>8}  {est.result_.status}", flush=True)
     frac = np.array([f for f, _ in rows])
     stopped = np.array([f for f, hit in rows if hit])
     print()
@@ -95,12 +111,72 @@ def run(limits):
                   f"{int((values > TOLERANCE).sum())} above {TOLERANCE:.0%}")
 
 
+def presolve_cases():
+    """(label, data set name, depth, estimator keyword arguments) of the presolve measurements."""
+    flow = [("wine", 2), ("digits[:300]", 2), ("digits[:600]", 2), ("breast_cancer", 2), ("generated n=1000", 2),
+            ("generated n=2000", 2), ("wine", 3), ("digits[:600]", 3), ("breast_cancer", 3)]
+    oct_ = [("breast_cancer", 2), ("digits[:600]", 2), ("breast_cancer", 3), ("digits[:600]", 3)]
+    return ([("FlowOCT", name, depth, {}) for name, depth in flow]
+            + [("OCT", name, depth, {"formulation": "oct", "feature_scaling": "rank"}) for name, depth in oct_]
+            + [("OCT-H", "digits[:600]", 2, {"formulation": "oct-h"})])
+
+
+def presolve_seconds(spec, presolve):
+    """Seconds from HiGHS's ``run()`` to its first MIP callback (presolve and setup), no time limit."""
+    h = compile_highs(spec)
+    h.setOptionValue("presolve", "choose" if presolve else "off")
+    h.setOptionValue("threads", 1)
+    first = []
+
+    def stop(e):
+        if not first:
+            first.append(time.perf_counter() - t0)
+        e.data_in.user_interrupt = True
+
+    h.cbMipInterrupt.subscribe(stop)
+    t0 = time.perf_counter()
+    h.run()
+    return first[0] if first else time.perf_counter() - t0
+
+
+def run_presolve():
+    """Print each presolve case's size, predicted and measured seconds, and the fit over all cases."""
+    data = datasets()
+    digits = load_digits()
+    data["digits[:300]"] = (digits.data[:300], digits.target[:300])
+    for n in (1000, 2000):
+        data[f"generated n={n}"] = make_classification(n_samples=n, n_features=20, n_informative=6, random_state=0)
+    header = ("model", "data", "d", "rows", "columns", "non-zeros", "predicted", "presolve", "off", "ratio")
+    print("{:8} {:17} {:>1} {:>8} {:>8} {:>10} {:>9} {:>8} {:>6} {:>6}".format(*header))
+    work, seconds = [], []
+    for label, name, depth, kwargs in presolve_cases():
+        X, y = data[name]
+        # a tiny limit: the model is built (est.model_), presolve switched off by the rule, the solve stops at once
+        est = OptimalTreeClassifier(max_depth=depth, acceleration="none", time_limit=1e-3, **kwargs).fit(X, y)
+        spec = est.model_
+        size = (spec.n_rows, spec.n_cols, int(spec.to_csc().nnz))
+        full, off = presolve_seconds(spec, True), presolve_seconds(spec, False)
+        predicted = predicted_presolve_time(*size)
+        work.append(size[1] * size[2] / size[0])
+        seconds.append(full)
+        print(f"{label:8} {name:17} {depth} {size[0]:8} {size[1]:8} {size[2]:10} {predicted:9.2f} {full:8.2f} "
+              f"{off:6.2f} {full / predicted:6.2f}", flush=True)
+    slope, intercept = np.polyfit(np.log(work), np.log(seconds), 1)
+    residuals = np.log(seconds) - (intercept + slope * np.log(work))
+    print(f"\nfit: {np.exp(intercept + slope * np.log(1e5)):.3g} s * (work / 1e5) ** {slope:.3g}; "
+          f"measured / fitted {np.exp(residuals.min()):.2f}-{np.exp(residuals.max()):.2f}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="limit 2 s only (default: 5 s and 10 s)")
+    parser.add_argument("--presolve", action="store_true", help="measure presolve times instead (the rule's calibration)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")  # OCT scaling warnings and the like: not what is measured
-    run((2.0,) if args.quick else (5.0, 10.0))
+    if args.presolve:
+        run_presolve()
+    else:
+        run((2.0,) if args.quick else (5.0, 10.0))
 
 
 if __name__ == "__main__":

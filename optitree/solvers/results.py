@@ -127,6 +127,9 @@ class SolveResult:
     ``fit_time - build_time`` exceeds it only by the solver's late clock checks
     (HiGHS's presolve and MIP setup: :mod:`optitree.solvers.highs`;
     ``experiments/bench_time_limit.py`` measures the overshoot).
+    ``options`` is the :class:`SolveOptions` as a dict; a HiGHS run adds
+    ``"highs_presolve"``, the ``presolve`` setting it ran with (``"choose"`` or ``"off"``:
+    HiGHS's backend switches presolve off when its predicted time exceeds half the limit).
     ``trace`` holds dicts ``{"time", "incumbent",
     "bound", "gap", "nodes", "event"}`` with event ``"start"`` (accepted MIP start),
     ``"improving"`` (new incumbent), ``"progress"`` (sampled every >= 0.5 s) and
