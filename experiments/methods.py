@@ -172,6 +172,10 @@ ACCELERATION = {
                                               "start+proof+rows+screening", "all"),
                           doc="exact-engine stages in the fit (default: all)"),
 }
+DISTINCT_FEATURES = {
+    "max_distinct_features": Param(int, None, minimum=1,
+                                   doc="at most this many distinct split features (default: no limit)")
+}
 FEATURE_SCALING = {
     "feature_scaling": Param(str, None, choices=("minmax", "rank"), doc="'rank' for skewed features (default: minmax)")
 }
@@ -251,14 +255,14 @@ register(
 register(
     Method(
         "oct", "mip", "classification", "OCT big-M MIP (Bertsimas & Dunn 2017)",
-        {**MIP_PARAMS, **FEATURE_SCALING, **ACCELERATION},
+        {**MIP_PARAMS, **FEATURE_SCALING, **ACCELERATION, **DISTINCT_FEATURES},
         _optimal_classifier("oct"),
     )
 )
 register(
     Method(
         "flow", "mip", "classification", "FlowOCT MIP (Aghaei et al. 2025)",
-        {**MIP_PARAMS, **MAX_THRESHOLDS, **ACCELERATION},
+        {**MIP_PARAMS, **MAX_THRESHOLDS, **ACCELERATION, **DISTINCT_FEATURES},
         _optimal_classifier("flow"),
     )
 )
@@ -274,7 +278,8 @@ def _exact_classifier(params: dict, depth: int, seed: int):
 register(
     Method(
         "dp", "mip", "classification", "exact engine: dynamic programming + branch-and-bound (optitree.exact)",
-        {k: MIP_PARAMS[k] for k in ("alpha", "min_samples_leaf", "time_limit")}, _exact_classifier,
+        {**{k: MIP_PARAMS[k] for k in ("alpha", "min_samples_leaf", "time_limit")}, **DISTINCT_FEATURES},
+        _exact_classifier,
     )
 )
 
