@@ -370,7 +370,7 @@ class ExactStageMixin:
         return engine.tree.fill_statistics(X, y, sample_weight, n_classes=int(y.max()) + 1)
 
     def _better_start(self, form, spec, current, engine_tree, notes):
-        """``current`` (tree, sparse start, source) or the engine's tree, whichever feasible one is better."""
+        """``current`` (tree, solver start, source) or the engine's tree, whichever feasible one is better."""
         tree, note = form.prepare_start(engine_tree)
         try:
             x0 = form.start_vector(tree)
@@ -385,7 +385,7 @@ class ExactStageMixin:
             return current
         if note:
             notes.append(f"engine start: {note}")
-        return tree, form.discrete_start(x0), "exact"
+        return tree, form.solver_start(x0), "exact"
 
     def _repaired_start(self, form, spec, candidates, current, options, notes):
         """The best of ``candidates`` (tree, source) repaired to a solution of ``spec``, else ``current``.
@@ -406,7 +406,7 @@ class ExactStageMixin:
             objective = form.objective_of_tree(repaired)
             if best_objective is None or objective < best_objective:
                 best_objective = objective
-                best = (repaired, form.discrete_start(form.start_vector(repaired)), f"repaired {source}")
+                best = (repaired, form.solver_start(form.start_vector(repaired)), f"repaired {source}")
         if best_objective is not None:
             notes.append(f"start: {best[2]} (within its splits, the rest re-chosen to meet the model; "
                          f"objective {best_objective:.10g})")
@@ -470,7 +470,7 @@ class ExactStageMixin:
         return stage is not None and "decompose" in stage.stages and form.name == "flow" and not stage.sees_all
 
     def _decompose(self, form, spec, stage, data, root_lower, start, options):
-        """Solve ``spec`` by :func:`optitree._decomposition.decompose`; ``start`` = (sparse start, source, objective).
+        """Solve ``spec`` by :func:`optitree._decomposition.decompose`; ``start`` = (solver start, source, objective).
 
         Returns ``(result, x)`` as a backend's ``solve``; the start serves as the incumbent
         (its own sub-MIP only looks for better trees), and ``stage.decomposition`` records

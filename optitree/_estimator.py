@@ -259,7 +259,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         return tree_from_init(self.init, X.shape[1], self.max_depth, task=self._task, previous_depth_class=type(self))
 
     def _start(self, form, spec, given):
-        """Start tree, sparse start, source label and notes; (None, None, source|None, notes) without a start."""
+        """Start tree, solver start, source label and notes; (None, None, source|None, notes) without a start."""
         notes: list[str] = []
         tree, source = given
         if tree is None:
@@ -276,7 +276,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         if why is not None:
             notes.append(f"start not used: it violates the model ({why})")
             return None, None, source, notes
-        return tree, form.discrete_start(x0), source, notes
+        return tree, form.solver_start(x0), source, notes
 
     def _side_rows(self) -> bool:
         """Whether the model has rows beyond the formulation's (user constraints, parameter limits)."""

@@ -219,16 +219,18 @@ class TreeFormulation(CompleteTreeShape, ABC):
     def _start_columns(self, tree: Tree) -> np.ndarray:
         """Complete solution vector (every column) encoding a canonical tree of depth <= D."""
 
-    def discrete_start(self, x: np.ndarray) -> dict[int, float]:
-        """Sparse MIP start from a complete vector: ``{column: value}`` of the integer columns.
+    def solver_start(self, x: np.ndarray) -> dict[int, float]:
+        """MIP start from a complete vector: ``{column: value}`` of every column, integer ones rounded.
 
-        HiGHS completes the continuous columns by solving an LP.
+        Complete, so HiGHS need not solve the LP that completes a partial start, which it
+        runs before starting its clock (measured, FlowOCT on breast_cancer: its first trace
+        point at 0.55 s at depth 2 and 1.22 s at depth 3 with the integer columns alone,
+        0.19 s and 0.36 s with every column).
         """
         self._require_spec()
-        cols = np.concatenate(
-            [blk.indices.ravel() for blk in self.spec.var_blocks.values() if blk.integer] or [np.zeros(0, np.intp)]
-        )
-        return dict(zip(cols.tolist(), np.round(x[cols]).tolist()))
+        _, _, _, integer = self.spec.column_arrays()
+        x = np.asarray(x, dtype=np.float64)
+        return dict(enumerate(np.where(integer == 1, np.round(x), x).tolist()))
 
     def _require_spec(self):
         if self.spec is None:
@@ -480,8 +482,8 @@ class TreeFormulation(CompleteTreeShape, ABC):
         return x
 
     def start_from_tree(self, tree: Tree) -> dict[int, float]:
-        """Sparse MIP start for ``tree`` (after :meth:`prepare_start`): values of the discrete columns."""
-        return self.discrete_start(self.start_vector(self.prepare_start(tree)[0]))
+        """MIP start for ``tree`` (after :meth:`prepare_start`): :meth:`solver_start` of its vector."""
+        return self.solver_start(self.start_vector(self.prepare_start(tree)[0]))
 
     def decode(self, spec, x) -> Tree:
         """Tree of a solution ``x`` of ``spec``, in original units, canonical on the training data.

@@ -84,7 +84,7 @@ class SolverBackend(ABC):
 
     # ------------------------------------------------------------------ the contract
     def set_start(self, start: dict | None, *, source: str | None = None, objective: float | None = None) -> None:
-        """Use ``start`` (column index -> value, the discrete columns of a complete solution) in the next solves.
+        """Use ``start`` (column index -> value: a complete solution, or its discrete columns) in the next solves.
 
         ``source`` and ``objective`` (the start's objective as its producer computed it)
         are recorded in the result. ``None`` removes the start.
