@@ -203,7 +203,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         if start is not None and (
             tree is None or objective > start_objective + OBJECTIVE_TOL * max(1.0, abs(start_objective))
         ):
-            found = "no solution" if tree is None else f"nothing better (objective {objective:.10g})"
+            found = "no solution better" if tree is None else f"nothing better (objective {objective:.10g})"
             notes.append(f"the solver found {found} than the start ({start_objective:.10g}); returning the start tree")
             tree, objective = start_tree, start_objective
             result.has_solution = True
