@@ -42,8 +42,8 @@ import numpy as np
 from .bench_exact import QUICK, SETS, load, run_contree, warm_up
 from .report import markdown_table
 
-#: Seconds ConTree gets for the reference optimum (and the time ratio).
-CONTREE_LIMIT = 600
+#: Default seconds ConTree (and the engine under a constraint) get for the reference optimum.
+REFERENCE_LIMIT = 600
 
 # generated continuous sets (1 000-5 000 rows): a hidden depth-2 rule on 10 uniform features, 10 % label noise
 GENERATED = {"continuous_1000": 1000, "continuous_5000": 5000}
@@ -135,16 +135,25 @@ def class_quota(X, y, depth):
     return constraint
 
 
-def run(name, depth, time_limit, constraint, acceleration="all"):
+def engine_reference(X, y, depth, limit, **constraints):
+    """The engine's optimum under ``constraints`` (errors), or ``"<=N (engine unproven)"`` after ``limit`` seconds."""
+    from optitree.exact import solve
+
+    result = solve(X, y, max_depth=depth, time_limit=limit, **constraints)
+    errors = int(round(result.objective))
+    return errors if result.status == "optimal" else f"<={errors} (engine unproven)"
+
+
+def run(name, depth, time_limit, constraint, acceleration="all", reference_limit=REFERENCE_LIMIT):
     from greedy import CARTClassifier
     from optitree import OptimalTreeClassifier
     from optitree.exact import solve
 
     X, y = load_any(name)
     t0 = time.perf_counter()
-    exact_errors = run_contree(X, y, depth, CONTREE_LIMIT)
+    exact_errors = run_contree(X, y, depth, reference_limit)
     contree_time = time.perf_counter() - t0
-    if contree_time >= CONTREE_LIMIT:  # ConTree's best within its limit, not a proven optimum
+    if contree_time >= reference_limit:  # ConTree's best within its limit, not a proven optimum
         exact_errors = f"<={exact_errors} (ConTree unproven)"
     kwargs = {}
     if constraint in ("forbid", "forbid_pyomo"):
@@ -158,20 +167,20 @@ def run(name, depth, time_limit, constraint, acceleration="all"):
             kwargs["allowed_features"] = allowed
         else:
             kwargs["constraints"] = forbid_feature(X, y, depth, feature)
-        exact_errors = int(round(solve(X, y, max_depth=depth, allowed_features=allowed).objective))
+        exact_errors = engine_reference(X, y, depth, reference_limit, allowed_features=allowed)
     elif constraint == "min_leaf":
         kwargs["min_samples_leaf"] = 5
-        exact_errors = int(round(solve(X, y, max_depth=depth, min_samples_leaf=5).objective))
+        exact_errors = engine_reference(X, y, depth, reference_limit, min_samples_leaf=5)
     elif constraint == "max_features":
         kwargs["max_distinct_features"] = 2
-        exact_errors = int(round(solve(X, y, max_depth=depth, max_distinct_features=2).objective))
+        exact_errors = engine_reference(X, y, depth, reference_limit, max_distinct_features=2)
     elif constraint in ("max_features_pyomo", "class_quota"):
         kwargs["constraints"] = (max_features if constraint == "max_features_pyomo" else class_quota)(X, y, depth)
         if kwargs["constraints"] is None:
             print(f"{name} depth {depth}: {constraint} skipped (nothing to constrain or too many rows)", flush=True)
             return None
-        exact_errors = "-" if constraint == "class_quota" else int(round(
-            solve(X, y, max_depth=depth, max_distinct_features=2).objective))
+        exact_errors = "-" if constraint == "class_quota" else engine_reference(
+            X, y, depth, reference_limit, max_distinct_features=2)
     cart = CARTClassifier(max_depth=depth, random_state=0).fit(X, y)
     t0 = time.perf_counter()
     try:
@@ -208,13 +217,15 @@ def main(argv=None):
                                  "class_quota"))
     parser.add_argument("--acceleration", default="all", help="the estimator's acceleration (default: all)")
     parser.add_argument("--sets", nargs="+", help="data sets to run (default: all, or the quick ones)")
+    parser.add_argument("--reference-limit", type=float, default=REFERENCE_LIMIT,
+                        help="seconds for the reference optimum (ConTree; the engine under a constraint)")
     args = parser.parse_args(argv)
     names = args.sets or (list(QUICK) if args.quick else [*SETS, *GENERATED])
     warm_up()
     rows = []
     for depth in args.depths:
         for name in names:
-            row = run(name, depth, args.time_limit, args.constraint, args.acceleration)
+            row = run(name, depth, args.time_limit, args.constraint, args.acceleration, args.reference_limit)
             if row is not None:
                 rows.append(row)
                 print({k: v for k, v in row.items() if not k.startswith("_")}, flush=True)
