@@ -243,10 +243,9 @@ def root_bound_row(form, spec, bounds, candidates, *, incumbent=None, incumbent_
     columns, feature, threshold = form.root_split_columns()
     lower, matched, exact_bound, leaf = candidates
     bound = np.where(matched, lower, 0.0)  # a candidate without an engine bound could cost as little as 0
-    _, _, ub, _ = spec.column_arrays()
+    cost, _, ub, _ = spec.column_arrays()
     open_root = ub[columns] > 0.5  # before screening: screened ones still bound the optimum
     if add_row:
-        cost, _, _, _ = spec.column_arrays()
         coef = cost.copy()
         coef[columns] -= bound - leaf
         nz = np.flatnonzero(coef)

@@ -119,13 +119,9 @@ def verify_tree_in_model(result, form, spec, tree) -> str | None:
     (e.g. one that meets a class quota only within the solver's tolerances) is returned
     uncertified — ``proven_optimal`` withdrawn with a :class:`CertificateWarning`.
     """
-    from ._warmstart import solution_violation
-    from .formulations import InfeasibleStartError
+    from ._warmstart import tree_violation
 
-    try:
-        why = solution_violation(spec, form.start_vector(tree))
-    except InfeasibleStartError as exc:
-        why = str(exc)
+    why = tree_violation(form, spec, tree)
     if why is not None and result.proven_optimal:
         warnings.warn(f"the returned tree violates the model ({why}); result_.proven_optimal set to False",
                       CertificateWarning, stacklevel=4)

@@ -15,7 +15,7 @@ import numpy as np
 
 from greedy import Tree
 
-__all__ = ["tree_from_init", "solution_violation", "repair_start"]
+__all__ = ["tree_from_init", "solution_violation", "tree_violation", "repair_start"]
 
 
 def tree_from_init(
@@ -89,6 +89,16 @@ def solution_violation(spec, x, tol: float = 1e-6) -> str | None:
     return None
 
 
+def tree_violation(form, spec, tree) -> str | None:
+    """Why ``tree`` (canonical, or decoded) is no solution of ``spec``, or None: its start vector checked."""
+    from .formulations import InfeasibleStartError
+
+    try:
+        return solution_violation(spec, form.start_vector(tree))
+    except InfeasibleStartError as exc:
+        return str(exc)
+
+
 def repair_start(form, spec, tree, *, solver, options):
     """The best tree with some of ``tree``'s splits that is a solution of ``spec``, or None.
 
@@ -131,8 +141,4 @@ def repair_start(form, spec, tree, *, solver, options):
     if x is None:
         return None
     repaired = form.decode(spec, x)  # a solution of `sub` is one of `spec`
-    try:
-        feasible = solution_violation(spec, form.start_vector(repaired)) is None
-    except InfeasibleStartError:
-        feasible = False
-    return repaired if feasible else None
+    return repaired if tree_violation(form, spec, repaired) is None else None

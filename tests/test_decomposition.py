@@ -97,6 +97,15 @@ def errors(clf, X, y):
     return int((clf.predict(X) != y).sum())
 
 
+def quota_instances(n_seeds=10):
+    """Tiny sets where some depth-2 tree gives every class exactly one predicting node: (X, y, its least errors)."""
+    for seed in range(n_seeds):
+        X, y = random_dataset(seed, max_samples=9)
+        expected = brute_force(X, y, quota=(1, 1))
+        if np.isfinite(expected):
+            yield X, y, expected
+
+
 def check_fit(X, y, constraint, expected, acceleration, alpha=0.0):
     """``alpha`` below a third of one error's weight: the optimum still has the fewest errors."""
     clf = OptimalTreeClassifier(max_depth=2, time_limit=None, constraints=constraint, alpha=alpha,
@@ -116,13 +125,8 @@ def check_fit(X, y, constraint, expected, acceleration, alpha=0.0):
                                                  ("start+decompose", 0.0), ("start+rows+screening+decompose", 0.0)])
 def test_class_quota_equals_brute_force(acceleration, alpha):
     proven = decomposed = 0
-    for seed in range(10):
-        X, y = random_dataset(seed, max_samples=9)
-        lo, hi = 1, 1  # every class exactly one predicting node: usually binding
-        expected = brute_force(X, y, quota=(lo, hi))
-        if not np.isfinite(expected):
-            continue
-        r = check_fit(X, y, class_quota(y, lo, hi), expected, acceleration, alpha).result_
+    for X, y, expected in quota_instances():  # every class exactly one predicting node: usually binding
+        r = check_fit(X, y, class_quota(y, 1, 1), expected, acceleration, alpha).result_
         proven += r.proven_optimal
         decomposed += r.acceleration["decomposition"] is not None
     assert proven >= (8 if alpha == 0 else 6) and decomposed >= 5
@@ -134,11 +138,7 @@ def test_the_returned_tree_meets_the_class_quota(acceleration, alpha):
     """FlowOCT may meet the quota with labels its leaves' majorities do not have, or with a leaf no
     training sample reaches: the returned tree keeps both, meets the quota and is the optimum."""
     proven = 0
-    for seed in range(10):
-        X, y = random_dataset(seed, max_samples=9)
-        expected = brute_force(X, y, quota=(1, 1))
-        if not np.isfinite(expected):
-            continue
+    for X, y, expected in quota_instances():
         clf = check_fit(X, y, class_quota(y, 1, 1), expected, acceleration, alpha)
         n_classes = int(y.max()) + 1
         np.testing.assert_array_equal(leaf_usage(clf, n_classes), np.ones(n_classes))
@@ -148,18 +148,14 @@ def test_the_returned_tree_meets_the_class_quota(acceleration, alpha):
 
 def test_a_start_that_breaks_the_quota_is_repaired_within_its_splits():
     """repair_start: the result is a solution of the model, uses a subset of the start's splits and
-    costs at least the constrained optimum; the fit starts from it (fewer root candidates than without)."""
+    costs at least the constrained optimum; the fit starts from it."""
     from greedy import CARTClassifier
     from optitree._warmstart import repair_start, solution_violation
     from optitree.formulations import FlowOCTFormulation
     from optitree._pyomo_bridge import apply_user_constraints
 
     repaired_fits = 0
-    for seed in range(10):
-        X, y = random_dataset(seed, max_samples=9)
-        expected = brute_force(X, y, quota=(1, 1))
-        if not np.isfinite(expected):
-            continue
+    for X, y, expected in quota_instances():
         form = FlowOCTFormulation(X, y, depth=2)
         spec = form.build()
         apply_user_constraints(spec, class_quota(y, 1, 1))

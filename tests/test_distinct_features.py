@@ -11,10 +11,10 @@ import itertools
 import numpy as np
 import pytest
 
-from greedy import CARTClassifier, midpoint_threshold
+from greedy import CARTClassifier
 from optitree import OptimalTreeClassifier, exact
 from optitree.exact import _subsets, solve, split_bounds
-from test_exact_bruteforce import node_masks
+from test_exact_bruteforce import node_masks, tree_enumeration
 
 
 def random_instance(seed, max_rows=12):
@@ -34,36 +34,21 @@ def random_instance(seed, max_rows=12):
 
 def brute_force_by_features(X, y, w, max_depth, alpha, min_samples_leaf, allowed_features):
     """``{frozenset of split features: least cost}`` over every tree of depth <= max_depth rooted at node 1."""
-    n, p = X.shape
-    w = np.ones(n) if w is None else w
-    positive = w > 0
-    allowed = node_masks(allowed_features, max_depth, p)
-    splits = [(f, t) for f in range(p) for t in midpoint_threshold(np.unique(X[:, f])[:-1], np.unique(X[:, f])[1:])]
-    n_classes = y.max() + 1
-
-    def leaf(rows):
-        counts = np.bincount(y[list(rows)], weights=w[list(rows)], minlength=n_classes)
-        return counts.sum() - counts.max()
+    leaf, splits = tree_enumeration(X, y, w, max_depth, min_samples_leaf, allowed_features)
 
     @functools.lru_cache(maxsize=None)
     def best(rows, depth, node):
         out = {frozenset(): leaf(rows)}
         if depth == 0:
             return out
-        for f, t in splits:
-            if not allowed[node - 1, f]:
-                continue
-            left = frozenset(i for i in rows if X[i, f] <= t)
-            right = rows - left
-            if min(positive[list(left)].sum(), positive[list(right)].sum()) < min_samples_leaf:
-                continue
+        for f, left, right in splits(rows, node):
             for (fl, cl), (fr, cr) in itertools.product(best(left, depth - 1, 2 * node).items(),
                                                         best(right, depth - 1, 2 * node + 1).items()):
                 key = fl | fr | {f}
                 out[key] = min(out.get(key, np.inf), alpha + cl + cr)
         return out
 
-    return best(frozenset(range(n)), max_depth, 1)
+    return best(frozenset(range(len(y))), max_depth, 1)
 
 
 def limited_optimum(by_features, k):

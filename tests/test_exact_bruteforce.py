@@ -31,35 +31,48 @@ def random_instance(seed, max_rows=16, depth=None, min_leaf=None):
     return X, y, w, dict(max_depth=depth, alpha=alpha, min_samples_leaf=min_leaf, allowed_features=allowed)
 
 
-def brute_force(X, y, w, max_depth, alpha, min_samples_leaf, allowed_features):
-    """Least cost over every tree of depth <= max_depth (splits at midpoints of the data's distinct values)."""
+def tree_enumeration(X, y, w, max_depth, min_samples_leaf, allowed_features):
+    """The two halves of every brute force here: ``leaf(rows)``, the cost of a leaf on a row set,
+    and ``splits(rows, node)``, every feasible ``(feature, left rows, right rows)`` of a row set at
+    heap node ``node`` (splits at midpoints of the data's distinct values)."""
     n, p = X.shape
     w = np.ones(n) if w is None else w
     positive = w > 0
     allowed = node_masks(allowed_features, max_depth, p)
-    splits = [(f, t) for f in range(p) for t in midpoint_threshold(np.unique(X[:, f])[:-1], np.unique(X[:, f])[1:])]
+    candidates = [(f, t) for f in range(p)
+                  for t in midpoint_threshold(np.unique(X[:, f])[:-1], np.unique(X[:, f])[1:])]
     k = y.max() + 1
 
     def leaf(rows):
         counts = np.bincount(y[list(rows)], weights=w[list(rows)], minlength=k)
         return counts.sum() - counts.max()
 
+    def splits(rows, node):
+        for f, t in candidates:
+            if not allowed[node - 1, f]:
+                continue
+            left = frozenset(i for i in rows if X[i, f] <= t)
+            right = rows - left
+            if min(positive[list(left)].sum(), positive[list(right)].sum()) >= min_samples_leaf:
+                yield f, left, right
+
+    return leaf, splits
+
+
+def brute_force(X, y, w, max_depth, alpha, min_samples_leaf, allowed_features):
+    """Least cost over every tree of depth <= max_depth."""
+    leaf, splits = tree_enumeration(X, y, w, max_depth, min_samples_leaf, allowed_features)
+
     @functools.lru_cache(maxsize=None)
     def best(rows, depth, node):
         cost = leaf(rows)
         if depth == 0:
             return cost
-        for f, t in splits:
-            if not allowed[node - 1, f]:
-                continue
-            left = frozenset(i for i in rows if X[i, f] <= t)
-            right = rows - left
-            if min(positive[list(left)].sum(), positive[list(right)].sum()) < min_samples_leaf:
-                continue
+        for _, left, right in splits(rows, node):
             cost = min(cost, alpha + best(left, depth - 1, 2 * node) + best(right, depth - 1, 2 * node + 1))
         return cost
 
-    return best(frozenset(range(n)), max_depth, 1)
+    return best(frozenset(range(len(y))), max_depth, 1)
 
 
 def node_masks(allowed, depth, p):

@@ -29,6 +29,11 @@ __all__ = ["MAX_SUBSETS", "honours_distinct_features", "feature_subsets", "solve
 MAX_SUBSETS = 50_000
 
 
+def _subset_count(n_usable, depth, k) -> int:
+    """How many ``k``-feature subsets of ``n_usable`` features the limit needs; 0 when it excludes no tree."""
+    return 0 if k >= 2**depth - 1 or k >= n_usable else math.comb(n_usable, k)
+
+
 def honours_distinct_features(X, allowed, depth, k) -> bool:
     """Whether the engine can honour ``max_distinct_features=k`` on ``X`` (at most :data:`MAX_SUBSETS` subsets).
 
@@ -41,7 +46,7 @@ def honours_distinct_features(X, allowed, depth, k) -> bool:
     X = np.asarray(X, dtype=np.float64)
     mask = check_allowed(allowed, int(depth), X.shape[1])
     usable = int((mask.any(axis=0) & (np.ptp(X, axis=0) > 0)).sum())
-    return k >= 2**depth - 1 or k >= usable or math.comb(usable, k) <= MAX_SUBSETS
+    return _subset_count(usable, depth, k) <= MAX_SUBSETS
 
 
 def feature_subsets(data, allowed, depth, k):
@@ -68,9 +73,9 @@ def feature_subsets(data, allowed, depth, k):
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"max_distinct_features must be an integer >= 1, got {k!r}")
     usable = np.flatnonzero(allowed.any(axis=0) & np.array([t.size > 0 for t in data.thresholds]))
-    if k >= 2**depth - 1 or k >= usable.size:
+    count = _subset_count(usable.size, depth, k)
+    if count == 0:
         return None
-    count = math.comb(usable.size, k)
     if count > MAX_SUBSETS:
         raise ValueError(f"max_distinct_features={k} over {usable.size} usable features needs {count} feature "
                          f"subsets, more than the engine enumerates ({MAX_SUBSETS})")
