@@ -74,6 +74,11 @@ class SolveOptions:
     presolve : bool, default=True
         Presolve the model (``presolve``, HiGHS only). The root-split decomposition turns
         it off for its many small sub-MIPs, where it costs more than it saves.
+    hard_time_limit : bool, default=True
+        Stop the run within 2 % of ``time_limit`` (at least 0.05 s) after it, even inside solver
+        stages that check no clock: HiGHS runs large models (:func:`optitree.solvers.highs.isolates`)
+        in a forked child process, killed then, on Linux with ``threads=1``; the result keeps
+        the last incumbent and bound the solver reported. False leaves the limit to HiGHS's clock.
     """
 
     time_limit: float | None = None
@@ -83,6 +88,7 @@ class SolveOptions:
     node_limit: int | None = None
     verbose: bool = False
     presolve: bool = True
+    hard_time_limit: bool = True
 
     def __post_init__(self):
         if self.time_limit is not None and (
