@@ -2,7 +2,9 @@
 
 Each fit runs in a fresh process (the MIP alone: ``acceleration="none"``, a short time
 limit, since presolve and the root LP set the peak); the peak is ``ru_maxrss`` minus the
-RSS after imports and data loading. Prints one row per formulation and size with the
+RSS after imports and data loading. A large solve runs in a forked child (the hard time
+limit, :mod:`optitree.solvers._forked`), whose resident set includes the pages it shares with
+the fit's process: the peak is the larger of the two. Prints one row per formulation and size with the
 estimate of :func:`optitree._memory.estimate_peak_bytes` (build and solve) and the ratio measured / estimate.
 
 Usage::
@@ -26,7 +28,7 @@ CASES = [  # (formulation, n, features, depth)
 ]
 
 _CHILD = r"""
-import json, resource, sys
+import json, resource, sys, threading
 import numpy as np
 from optitree import OptimalTreeClassifier, OptimalTreeRegressor
 from optitree._memory import estimate_peak_bytes
@@ -43,7 +45,10 @@ else:
 form = est._formulation(X, y if formulation == "ort" else y, np.ones(n))
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 est.fit(X, y)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+for thread in threading.enumerate():  # a forked solve's child is reaped in a thread: wait for it
+    if thread.name.startswith("reap-"):
+        thread.join()
+peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) * 1024
 print(json.dumps({"size": form.estimate_size(), "estimate": estimate_peak_bytes(*form.estimate_size(), form.solve_memory),
                   "measured": peak - before}))
 """

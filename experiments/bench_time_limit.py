@@ -9,8 +9,10 @@ OCT, OCT-H, ORT) and limits; most hit the limit. A warm-up fit first loads the e
 engine's compiled kernels, so the cases measure the fits, not the one-off compilation.
 
 Prints one line per case (``solver``: ``result_.solve_time``, the solver's or the engine's
-own run) and ``presolve`` (HiGHS's presolve setting chosen by the backend's rule,
-``result_.options["highs_presolve"]``; "-" without a HiGHS run), then the distribution of the
+own run), ``presolve`` (HiGHS's presolve setting chosen by the backend's rule,
+``result_.options["highs_presolve"]``; "-" without a HiGHS run) and ``forked`` (whether the
+solve ran in a child process killed after the limit, ``result_.options["highs_isolated"]``),
+then the distribution of the
 overshoot in seconds and as a fraction of the limit (min, median, 90th percentile, max) and how
 many cases exceed 5 %.
 
@@ -85,8 +87,8 @@ def run(limits):
     X, y = data["wine"]
     OptimalTreeClassifier(max_depth=2, time_limit=5).fit(X, y)  # warm-up: compiled kernels loaded
     rows = []
-    header = ("case", "data", "limit", "fit", "build", "solver", "over", "over%", "presolve")
-    print("{:24} {:14} {:>5} {:>7} {:>6} {:>6} {:>6} {:>6} {:>8}  status".format(*header))
+    header = ("case", "data", "limit", "fit", "build", "solver", "over", "over%", "presolve", "forked")
+    print("{:24} {:14} {:>5} {:>7} {:>6} {:>6} {:>6} {:>6} {:>8} {:>6}  status".format(*header))
     for label, limit, name, make in cases(limits):
         X, y = data[name]
         if label.startswith("ort"):  # regression: the last feature from the others
@@ -99,8 +101,9 @@ def run(limits):
         over = fit_time - limit - build
         rows.append((over / limit, est.result_.termination == "time_limit"))
         presolve = est.result_.options.get("highs_presolve", "-")
+        forked = {True: "yes", False: "no"}.get(est.result_.options.get("highs_isolated"), "-")
         print(f"{label:24} {name:14} {limit:5.0f} {fit_time:7.2f} {build:6.2f} {est.result_.solve_time:6.2f} "
-              f"{over:6.2f} {over / limit:6.1%} {presolve:>8}  {est.result_.status}", flush=True)
+              f"{over:6.2f} {over / limit:6.1%} {presolve:>8} {forked:>6}  {est.result_.status}", flush=True)
     frac = np.array([f for f, _ in rows])
     stopped = np.array([f for f, hit in rows if hit])
     print()

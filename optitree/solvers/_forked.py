@@ -74,7 +74,7 @@ class _Finished:
     """Sent by the child when ``work`` has returned."""
 
 
-def _child(work, write_fd: int, stop_flag: mmap.mmap) -> None:
+def _child(work, write_fd: int, stop_flag: mmap.mmap, parent: int) -> None:
     """Body of the child: never returns (``os._exit``), so no parent clean-up runs twice."""
     code = 0
 
@@ -86,6 +86,8 @@ def _child(work, write_fd: int, stop_flag: mmap.mmap) -> None:
 
     try:
         _die_with_parent()
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            return
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         work(send, lambda: stop_flag[0] != 0)
@@ -147,7 +149,7 @@ def run_forked(work: Callable[[Callable[[Any], None], Callable[[], bool]], None]
         raise RuntimeError("run_forked needs fork (Linux)")
     stop_flag = mmap.mmap(-1, 1)  # anonymous and shared: the parent's writes reach the child
     read_fd, write_fd = os.pipe()
-    t0 = time.perf_counter()
+    t0, parent = time.perf_counter(), os.getpid()
     with warnings.catch_warnings():
         # Python >= 3.12 warns when a multi-threaded process forks; the child runs no Python
         # code that could wait for another thread's lock (the solver call and os.write).
@@ -155,7 +157,7 @@ def run_forked(work: Callable[[Callable[[Any], None], Callable[[], bool]], None]
         pid = os.fork()
     if pid == 0:  # pragma: no cover - the child's coverage is not collected
         os.close(read_fd)
-        _child(work, write_fd, stop_flag)
+        _child(work, write_fd, stop_flag, parent)
     os.close(write_fd)
     buffer = bytearray()
     end = {"finished": False, "error": None}

@@ -7,14 +7,19 @@
 ``cbMipInterrupt`` callbacks, and maps HiGHS's model status with :data:`_TERMINATION`.
 :class:`HighsBackend` is both behind the backend contract.
 
-Time limits: HiGHS checks its clock between presolve rounds, in the simplex and IPM loops
-and in branch-and-bound; a guard on the simplex, IPM and MIP interrupt callbacks stops a run
-found past ``time_limit`` wherever HiGHS's own check comes late. Some stages call no
-callback and check the clock late, so no guard reaches them: the LP that completes a sparse
-MIP start, which runs before HiGHS starts its clock (0.2-0.5 s; 0.74 s without presolve on
-FlowOCT depth 3, breast_cancer, 132 236 rows), MIP presolve (below), and root cut separation
-(OCT depth 3, breast_cancer, 5 s limit: HiGHS stopped after 8.0 s, sampled by gdb in
-``HighsModkSeparator::separateLpSolution``; no option switches the mod-k separator off).
+Time limits count from the call of :func:`solve_highs`. HiGHS checks its clock between
+presolve rounds, in the simplex and IPM loops and in branch-and-bound; a guard on the simplex,
+IPM and MIP interrupt callbacks stops a run found past ``time_limit`` wherever HiGHS's own check
+comes late. Some stages call no callback and check the clock late, so no guard reaches them: the
+LP that completes a sparse MIP start, which runs before HiGHS starts its clock (0.2-0.5 s; 0.74 s
+without presolve on FlowOCT depth 3, breast_cancer, 132 236 rows), MIP presolve (below), and
+root cut separation (OCT depth 3, breast_cancer, 5 s limit: HiGHS stopped after 8.0 s, sampled
+by gdb in ``HighsModkSeparator::separateLpSolution``; no option switches the mod-k separator
+off). Hence the hard limit (:func:`isolates`): a large model runs in a forked child process
+(:func:`~optitree.solvers._forked.run_forked`) that streams its trace points and improving
+solutions to this process and is killed ``max(HARD_LIMIT_SLACK * time_limit, HARD_LIMIT_GRACE)``
+after the limit; the result then keeps the last incumbent and bound the child reported, with
+termination ``"time_limit"`` and a note in ``result.message``.
 
 Presolve rule (:func:`presolve_setting`): HiGHS's MIP presolve runs dominated-column
 detection (``HPresolve::dominatedColumns``), which checks no clock and which

@@ -130,12 +130,13 @@ class SolveResult:
     compilation of the exact engine's kernels (:func:`optitree.exact.warm_up`).
     ``fit_time`` is the wall time of an estimator's whole ``fit`` (None for a bare
     solve); everything but the build runs under ``time_limit``, so
-    ``fit_time - build_time`` exceeds it only by the solver's late clock checks
-    (HiGHS's presolve and MIP setup: :mod:`optitree.solvers.highs`;
-    ``experiments/bench_time_limit.py`` measures the overshoot).
+    ``fit_time - build_time`` exceeds it only by the solver's late clock checks (HiGHS's
+    presolve and root cuts, bounded by :attr:`SolveOptions.hard_time_limit`:
+    :mod:`optitree.solvers.highs`; ``experiments/bench_time_limit.py`` measures the overshoot).
     ``options`` is the :class:`SolveOptions` as a dict; a HiGHS run adds
     ``"highs_presolve"``, the ``presolve`` setting it ran with (``"choose"`` or ``"off"``:
-    HiGHS's backend switches presolve off when its predicted time exceeds half the limit).
+    HiGHS's backend switches presolve off when its predicted time exceeds half the limit) and
+    ``"highs_isolated"``, whether it ran in a forked child killed after the limit.
     ``trace`` holds dicts ``{"time", "incumbent",
     "bound", "gap", "nodes", "event"}`` with event ``"start"`` (accepted MIP start),
     ``"improving"`` (new incumbent), ``"progress"`` (sampled every >= 0.5 s) and
