@@ -172,13 +172,13 @@ def run_forked(work: Callable[[Callable[[Any], None], Callable[[], bool]], None]
             elif on_message(message):
                 stop_flag[0] = 1
 
-    state, status = None, None
+    killed, status = False, None
     try:
         while not end["finished"]:
             wait = deadline - time.perf_counter()
             if wait <= 0:
                 os.kill(pid, signal.SIGKILL)
-                state = "killed"
+                killed = True
                 os.set_blocking(read_fd, False)
                 try:  # what the child wrote before it was killed
                     while chunk := os.read(read_fd, 1 << 20):
@@ -193,8 +193,9 @@ def run_forked(work: Callable[[Callable[[Any], None], Callable[[], bool]], None]
                     break
                 relay(chunk)
     except BaseException:  # an exception in on_message, or KeyboardInterrupt: the child must not outlive it
-        os.kill(pid, signal.SIGKILL)
-        _reap_later(pid)
+        if status is None:  # not reaped yet, so the pid is still the child's
+            os.kill(pid, signal.SIGKILL)
+            _reap_later(pid)
         raise
     finally:
         os.close(read_fd)
@@ -202,8 +203,8 @@ def run_forked(work: Callable[[Callable[[Any], None], Callable[[], bool]], None]
     seconds = time.perf_counter() - t0
     if status is None:
         _reap_later(pid)
-    if state == "killed" and not end["finished"]:
-        return ForkedOutcome("killed", "", seconds)
-    if end["finished"]:
+    if end["finished"]:  # also when the last frames were read after a kill
         return ForkedOutcome("finished", "", seconds)
+    if killed:
+        return ForkedOutcome("killed", "", seconds)
     return ForkedOutcome("died", "; ".join(filter(None, [_exit_detail(status), end["error"]])), seconds)
