@@ -173,6 +173,17 @@ def test_a_stall_before_any_report_returns_no_solution(always_isolate, monkeypat
     assert (result.status, x, result.bound) == ("time_limit_no_solution", None, None)
 
 
+def test_a_failed_fork_solves_in_this_process(always_isolate, monkeypatch):
+    def no_memory():
+        raise OSError(12, "Cannot allocate memory")
+
+    spec, _ = multi_knapsack()
+    monkeypatch.setattr(os, "fork", no_memory)
+    result, x = solve_highs(spec.to_highs(), SolveOptions(time_limit=600.0))
+    assert result.proven_optimal and not result.options["highs_isolated"]
+    assert "fork failed" in result.message and objective_of(spec, x) == pytest.approx(result.objective)
+
+
 def test_an_isolated_fit_proves_the_same_optimum(always_isolate):
     X, y = load_iris(return_X_y=True)
     X, y = X[::3], y[::3]

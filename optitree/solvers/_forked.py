@@ -29,13 +29,17 @@ import traceback
 import warnings
 from typing import Any, Callable
 
-__all__ = ["FORK_AVAILABLE", "ForkedOutcome", "run_forked"]
+__all__ = ["FORK_AVAILABLE", "ForkFailed", "ForkedOutcome", "run_forked"]
 
 #: Whether :func:`run_forked` can run here (Linux: fork, ``prctl`` and ``select`` on pipes).
 FORK_AVAILABLE = sys.platform.startswith("linux") and hasattr(os, "fork")
 
 _HEADER = 8  # bytes of a frame's length prefix
 _PR_SET_PDEATHSIG = 1
+
+
+class ForkFailed(RuntimeError):
+    """The fork itself failed (e.g. ``ENOMEM`` under strict memory overcommit); nothing ran."""
 
 
 class ForkedOutcome:
@@ -144,6 +148,11 @@ def run_forked(work: Callable[[Callable[[Any], None], Callable[[], bool]], None]
     Returns
     -------
     ForkedOutcome
+
+    Raises
+    ------
+    ForkFailed
+        If the process could not fork.
     """
     if not FORK_AVAILABLE:
         raise RuntimeError("run_forked needs fork (Linux)")
@@ -154,7 +163,13 @@ def run_forked(work: Callable[[Callable[[Any], None], Callable[[], bool]], None]
         # Python >= 3.12 warns when a multi-threaded process forks; the child runs no Python
         # code that could wait for another thread's lock (the solver call and os.write).
         warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as error:
+            os.close(read_fd)
+            os.close(write_fd)
+            stop_flag.close()
+            raise ForkFailed(f"fork failed: {error}") from error
     if pid == 0:  # pragma: no cover - the child's coverage is not collected
         os.close(read_fd)
         _child(work, write_fd, stop_flag, parent)

@@ -85,7 +85,7 @@ import numpy as np
 
 from .._model import ModelSpec
 from .._provenance import package_versions
-from ._forked import FORK_AVAILABLE, run_forked
+from ._forked import FORK_AVAILABLE, ForkFailed, run_forked
 from .base import SolverBackend, check_start, finite, register_backend
 from .results import SolveOptions, finished_result, relative_gap
 
@@ -604,7 +604,12 @@ def solve_highs(highs, options: SolveOptions, *, start=None, start_source=None, 
     isolated = isolates(options, n_rows, n_cols, n_nonzeros)
     run = _run_forked if isolated else _run_here
     recorder = _Recorder(start_idx, start_val, on_event, options.time_limit)
-    outcome = run(highs, recorder, n_integer, options, entered)
+    try:
+        outcome = run(highs, recorder, n_integer, options, entered)
+    except ForkFailed as error:
+        isolated, run = False, _run_here
+        outcome = run(highs, recorder, n_integer, options, entered)
+        outcome.message = "; ".join(filter(None, [outcome.message, f"{error}: solved without the hard time limit"]))
     if recorder.scheduler_error:
         # Another HiGHS user in this process initialised the scheduler differently.
         ensure_scheduler(options.threads, force=True)
