@@ -126,7 +126,7 @@ def test_which_runs_are_isolated():
     assert highs_backend.isolates(SolveOptions(time_limit=60.0), *big) == highs_backend.FORK_AVAILABLE
     assert not highs_backend.isolates(SolveOptions(), *big)  # no limit
     assert not highs_backend.isolates(SolveOptions(time_limit=60.0, hard_time_limit=False), *big)
-    assert not highs_backend.isolates(SolveOptions(time_limit=60.0, threads=2), *big)
+    assert highs_backend.isolates(SolveOptions(time_limit=60.0, threads=2), *big) == highs_backend.FORK_AVAILABLE
     assert not highs_backend.isolates(SolveOptions(time_limit=60.0), 10, 20, 50)  # cheaper than a fork
     assert not highs_backend.isolates(SolveOptions(time_limit=1e6), *big)  # small against the limit
 
@@ -143,6 +143,17 @@ def test_an_isolated_solve_answers_as_one_in_this_process(always_isolate):
     assert forked.start_accepted is True and forked.trace[0]["event"] == "start"
     assert forked.nodes > 0
     assert [e["event"] for e in events] == [p["event"] for p in forked.trace]  # relayed as they came
+
+
+@pytest.mark.parametrize("threads", [2, 1])
+def test_a_forked_solve_after_multithreaded_solves_in_this_process(always_isolate, threads):
+    # The parent's HiGHS scheduler has worker threads that the fork does not copy: the child
+    # must start its own (with the parent's, it waited until it was killed at the deadline).
+    spec, _ = multi_knapsack()
+    here, _ = solve_highs(spec.to_highs(), SolveOptions(time_limit=60.0, threads=2, hard_time_limit=False))
+    forked, x = solve_highs(spec.to_highs(), SolveOptions(time_limit=60.0, threads=threads))
+    assert forked.options["highs_isolated"] and forked.proven_optimal
+    assert forked.objective == pytest.approx(here.objective) and objective_of(spec, x) == pytest.approx(here.objective)
 
 
 def test_a_stalled_solve_keeps_its_last_incumbent_and_bound(always_isolate, monkeypatch):

@@ -494,6 +494,13 @@ def _run_forked(h, recorder, n_integer, options, t0):
     limit = float(options.time_limit)
 
     def work(send, stop_requested):
+        if options.threads > 1:
+            # The fork copied HiGHS's scheduler but not its worker threads: drop it without waiting
+            # for them (a blocking reset would wait forever), so that this run starts its own.
+            import highspy
+
+            highspy.Highs.resetGlobalScheduler(False)
+
         def forward(point):
             x = child.solution[1] if point["event"] in ("improving", "start") else None
             send(("point", point, child.state(), x))
@@ -531,14 +538,12 @@ def _run_forked(h, recorder, n_integer, options, t0):
 def isolates(options: SolveOptions, n_rows: int, n_cols: int, n_nonzeros: int) -> bool:
     """Whether a HiGHS run runs in a forked child, killed soon after its time limit (:func:`_run_forked`).
 
-    True with :attr:`SolveOptions.hard_time_limit`, a time limit, one thread (HiGHS's worker
-    threads would not exist in the child), fork available (Linux), and a model large enough for
-    HiGHS's unclocked stages to matter: its predicted presolve time (which grows with the model
-    like those stages do) above ``ISOLATE_SHARE`` of the limit and above ``FORK_SECONDS``, what
-    the fork costs. Smaller models run in this process.
+    True with :attr:`SolveOptions.hard_time_limit`, a time limit, fork available (Linux), and a
+    model large enough for HiGHS's unclocked stages to matter: its predicted presolve time (which
+    grows with the model like those stages do) above ``ISOLATE_SHARE`` of the limit and above
+    ``FORK_SECONDS``, what the fork costs. Smaller models run in this process.
     """
-    return bool(options.hard_time_limit and options.time_limit is not None and options.threads == 1
-                and FORK_AVAILABLE
+    return bool(options.hard_time_limit and options.time_limit is not None and FORK_AVAILABLE
                 and predicted_presolve_time(n_rows, n_cols, n_nonzeros)
                 > max(ISOLATE_SHARE * options.time_limit, FORK_SECONDS))
 

@@ -77,7 +77,7 @@ class SolveOptions:
     hard_time_limit : bool, default=True
         Stop the run within 2 % of ``time_limit`` (at least 0.05 s) after it, even inside solver
         stages that check no clock: HiGHS runs large models (:func:`optitree.solvers.highs.isolates`)
-        in a forked child process, killed then, on Linux with ``threads=1``; the result keeps
+        in a forked child process, killed then, on Linux; the result keeps
         the last incumbent and bound the solver reported. False leaves the limit to HiGHS's clock.
     """
 
