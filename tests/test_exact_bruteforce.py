@@ -266,3 +266,44 @@ def test_split_bounds_under_a_budget_stay_valid():
             if sb.exact[c]:
                 assert (sb.left_bound[c], sb.right_bound[c]) == pytest.approx((lo, hi), abs=1e-9)
     assert incomplete > 10
+
+
+def test_minimum_leaf_size_at_depth_three():
+    """Depth 3 with min_samples_leaf 2-4 on up to 24 rows: the root's thresholds are screened with the
+    bounds of the search without a minimum leaf size (``Search.relaxed_bounds``)."""
+    for seed in range(120):
+        X, y, w, opts = random_instance(seed, max_rows=24, depth=3, min_leaf=2 + seed % 3)
+        y = relabel(y)
+        res = solve(X, y, w, **opts)
+        assert res.status == "optimal", seed
+        assert res.objective == pytest.approx(brute_force(X, y, w, **opts), abs=1e-9), seed
+        assert tree_cost(res.tree, X, y, w, opts["alpha"]) == pytest.approx(res.objective, abs=1e-9), seed
+        check_tree(res.tree, X, y, w, opts)
+
+
+def test_relaxed_bounds_never_exceed_the_restricted_children_optima():
+    """The bounds of the search without a minimum leaf size, at a lazy cutoff (the optimum), against the
+    brute-forced children optima with it, for every root candidate the restricted search can use."""
+    from optitree.exact._search import Search, check_allowed
+
+    checked = positive_bounds = 0
+    for seed in range(3000, 3060):
+        X, y, w, opts = random_instance(seed, max_rows=20, depth=3, min_leaf=2 + seed % 3)
+        y = relabel(y)
+        data = prepare(X, y, w)
+        allowed = check_allowed(opts["allowed_features"], 3, X.shape[1])
+        search = Search(data, allowed, opts["alpha"] / data.scale, opts["min_samples_leaf"], np.inf, None)
+        cutoff = brute_force(X, y, w, **opts) / data.scale
+        positive = np.ones(len(y), bool) if w is None else w > 0
+        for f in np.flatnonzero(allowed[0]):
+            rank, left, right = search.relaxed_bounds(data.view, 3, 1, int(f), cutoff)
+            for j, r in enumerate(rank):
+                threshold = data.thresholds[f][r]
+                goes_left = X[:, f] <= threshold
+                if min(positive[goes_left].sum(), positive[~goes_left].sum()) < opts["min_samples_leaf"]:
+                    continue  # a split the restricted search never makes
+                lo, hi = children_optima(X, y, w, opts, f, threshold)
+                assert left[j] * data.scale <= lo + 1e-9 and right[j] * data.scale <= hi + 1e-9, seed
+                checked += 1
+                positive_bounds += left[j] + right[j] > 0
+    assert checked > 200 and positive_bounds > 50

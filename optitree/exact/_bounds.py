@@ -135,7 +135,8 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.
     best, best_nodes = leaf_cost, None
     parts = []
     for f in np.flatnonzero(allowed[0]):
-        scan = FeatureScan(search, view, int(f), int(depth), 1)
+        known = search.relaxed_bounds(view, int(depth), 1, int(f), min(limit, best) if tighten else limit)
+        scan = FeatureScan(search, view, int(f), int(depth), 1, known)
         try:
             for total, split in scan.run(lambda: min(limit, best) if tighten else limit):
                 if split is not None and total < best - EPS:

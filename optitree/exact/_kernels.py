@@ -238,11 +238,14 @@ def point_bounds(j, a, b, weight_left, ev_left, ev_right, monotone):
 def shrink(lo, hi, a, b, weight_left, ev_left, ev_right, monotone, limit, out_left, out_right):
     """Drop candidates at both ends of ``[lo, hi]`` whose bound reaches ``limit``.
 
+    A candidate's bound is the larger of its neighbours' (:func:`point_bounds`) and the one
+    already in ``out_left/out_right`` (zero, or a bound known beforehand, e.g. from a relaxation).
     Bounds of dropped candidates are recorded (elementwise max) in ``out_left/out_right``.
     Returns the remaining ``(lo, hi)`` (empty when ``lo > hi``).
     """
     while lo <= hi:
         bl, br = point_bounds(lo, a, b, weight_left, ev_left, ev_right, monotone)
+        bl, br = max(bl, out_left[lo]), max(br, out_right[lo])
         if bl + br < limit - EPS:
             break
         out_left[lo] = max(out_left[lo], bl)
@@ -250,6 +253,7 @@ def shrink(lo, hi, a, b, weight_left, ev_left, ev_right, monotone, limit, out_le
         lo += 1
     while hi >= lo:
         bl, br = point_bounds(hi, a, b, weight_left, ev_left, ev_right, monotone)
+        bl, br = max(bl, out_left[hi]), max(br, out_right[hi])
         if bl + br < limit - EPS:
             break
         out_left[hi] = max(out_left[hi], bl)
