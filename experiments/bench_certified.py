@@ -181,7 +181,8 @@ def run(name, depth, time_limit, constraint, acceleration="all", reference_limit
             return None
         exact_errors = "-" if constraint == "class_quota" else engine_reference(
             X, y, depth, reference_limit, max_distinct_features=2)
-    cart = CARTClassifier(max_depth=depth, random_state=0).fit(X, y)
+    # CART under the same minimum leaf size (the other constraints it cannot honour)
+    cart = CARTClassifier(max_depth=depth, min_samples_leaf=kwargs.get("min_samples_leaf", 1), random_state=0).fit(X, y)
     t0 = time.perf_counter()
     try:
         clf = OptimalTreeClassifier(max_depth=depth, time_limit=time_limit, acceleration=acceleration,
