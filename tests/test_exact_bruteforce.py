@@ -268,9 +268,15 @@ def test_split_bounds_under_a_budget_stay_valid():
     assert incomplete > 10
 
 
-def test_minimum_leaf_size_at_depth_three():
+@pytest.mark.parametrize("work", [None, 1e9])
+def test_minimum_leaf_size_at_depth_three(work, monkeypatch):
     """Depth 3 with min_samples_leaf 2-4 on up to 24 rows: the root's thresholds are screened with the
-    bounds of the search without a minimum leaf size (``Search.relaxed_bounds``)."""
+    bounds of the search without a minimum leaf size (``Search.relaxed_bounds``), with its default work
+    limit per scan and without one (on sets this small the limit leaves few relaxed bounds)."""
+    from optitree.exact import _search
+
+    if work is not None:
+        monkeypatch.setattr(_search, "RELAXED_WORK", work)
     for seed in range(120):
         X, y, w, opts = random_instance(seed, max_rows=24, depth=3, min_leaf=2 + seed % 3)
         y = relabel(y)
@@ -281,10 +287,16 @@ def test_minimum_leaf_size_at_depth_three():
         check_tree(res.tree, X, y, w, opts)
 
 
-def test_relaxed_bounds_never_exceed_the_restricted_children_optima():
+@pytest.mark.parametrize("work", [None, 1e9])
+def test_relaxed_bounds_never_exceed_the_restricted_children_optima(work, monkeypatch):
     """The bounds of the search without a minimum leaf size, at a lazy cutoff (the optimum), against the
-    brute-forced children optima with it, for every root candidate the restricted search can use."""
+    brute-forced children optima with it, for every root candidate the restricted search can use; with
+    the default work limit per scan, and without one (every relaxed scan runs to its end)."""
+    from optitree.exact import _search
     from optitree.exact._search import Search, check_allowed
+
+    if work is not None:
+        monkeypatch.setattr(_search, "RELAXED_WORK", work)
 
     checked = positive_bounds = 0
     for seed in range(3000, 3060):
@@ -306,4 +318,4 @@ def test_relaxed_bounds_never_exceed_the_restricted_children_optima():
                 assert left[j] * data.scale <= lo + 1e-9 and right[j] * data.scale <= hi + 1e-9, seed
                 checked += 1
                 positive_bounds += left[j] + right[j] > 0
-    assert checked > 200 and positive_bounds > 50
+    assert checked > 200 and (work is None or positive_bounds > 50)
