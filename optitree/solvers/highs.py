@@ -528,11 +528,11 @@ def _run_forked(h, recorder, n_integer, options, t0):
             f"{forked.seconds:.3g} s; the incumbent and bound are the last it reported")
     else:
         termination, message = "error", f"the HiGHS process {forked.detail}"
-    last = recorder.trace[-1] if recorder.trace else {"bound": None, "nodes": 0}
+    bounds = [point["bound"] for point in recorder.trace if point["bound"] is not None]  # each one valid
     objective, x = recorder.solution if recorder.solution is not None else (None, None)
-    return _Outcome(termination=termination, message=message, objective=objective if x is not None else None,
-                    bound=last["bound"] if n_integer else None, x=x, nodes=int(last["nodes"]),
-                    solve_time=forked.seconds)
+    return _Outcome(termination=termination, message=message, objective=objective,
+                    bound=max(bounds) if bounds and n_integer else None, x=x,
+                    nodes=max((point["nodes"] for point in recorder.trace), default=0), solve_time=forked.seconds)
 
 
 def isolates(options: SolveOptions, n_rows: int, n_cols: int, n_nonzeros: int) -> bool:
