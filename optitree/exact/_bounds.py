@@ -25,7 +25,7 @@ import numpy as np
 from greedy import Tree
 
 from ._api import _as_data, _check_params
-from ._search import EPS, BudgetExhausted, FeatureScan, Search, check_allowed, to_tree
+from ._search import EPS, BudgetExhausted, Search, check_allowed, to_tree
 from ._subsets import feature_subsets, split_bounds_over_subsets
 
 
@@ -135,8 +135,7 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.
     best, best_nodes = leaf_cost, None
     parts = []
     for f in np.flatnonzero(allowed[0]):
-        known = search.relaxed_bounds(view, int(depth), 1, int(f), min(limit, best) if tighten else limit)
-        scan = FeatureScan(search, view, int(f), int(depth), 1, known)
+        scan = search.scan(view, int(f), int(depth), 1, min(limit, best) if tighten else limit)
         try:
             for total, split in scan.run(lambda: min(limit, best) if tighten else limit):
                 if split is not None and total < best - EPS:

@@ -103,9 +103,12 @@ class Search:
         if self.exhausted:
             raise BudgetExhausted
         self.nodes_used += 1
-        if self.nodes_used > self.node_limit or time.perf_counter() > self.deadline:
+        if self._over_budget():
             self.exhausted = True
             raise BudgetExhausted
+
+    def _over_budget(self) -> bool:
+        return self.nodes_used > self.node_limit or time.perf_counter() > self.deadline
 
     # ------------------------------------------------------------------ sub-problems
     def leaf_cost(self, view) -> float:
@@ -185,8 +188,12 @@ class Search:
         except BudgetExhausted:
             scan.open_bound()  # neighbour bounds for the candidates left open
         self.nodes_used = relaxed.nodes_used
-        self.exhausted = self.nodes_used > self.node_limit or time.perf_counter() > self.deadline
+        self.exhausted = self._over_budget()  # the relaxed scan may have stopped on its own limit only
         return scan.rank_threshold, scan.bound_left, scan.bound_right
+
+    def scan(self, view, feature: int, depth: int, node: int, cutoff: float) -> "FeatureScan":
+        """The :class:`FeatureScan` of ``feature`` at ``node``, seeded with :meth:`relaxed_bounds` at ``cutoff``."""
+        return FeatureScan(self, view, feature, depth, node, self.relaxed_bounds(view, depth, node, feature, cutoff))
 
     def branch(self, view, depth, node, upper_bound, best, best_nodes, on_improve=None) -> Subtree:
         """Search the splits of ``view`` feature by feature, from the incumbent ``best`` (``best_nodes``).
@@ -198,8 +205,7 @@ class Search:
         for k, f in enumerate(features):
             if min(best, upper_bound) <= self.alpha + EPS:
                 break
-            known = self.relaxed_bounds(view, depth, node, int(f), min(best, upper_bound))
-            scan = FeatureScan(self, view, int(f), depth, node, known)
+            scan = self.scan(view, int(f), depth, node, min(best, upper_bound))
             try:
                 for total_bound, split in scan.run(lambda: min(best, upper_bound)):
                     if split is not None and total_bound < best - EPS:

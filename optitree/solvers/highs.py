@@ -355,9 +355,16 @@ class _Recorder:
         return {"out_of_time": self.out_of_time, "first_solution_matches_start": self.first_solution_matches_start,
                 "logged_start_objective": self.logged_start_objective, "scheduler_error": self.scheduler_error}
 
+    def adopt(self, state):
+        """Take over :meth:`state` from a forked run's recorder."""
+        self.out_of_time = state["out_of_time"]
+        self.first_solution_matches_start = state["first_solution_matches_start"]
+        self.logged_start_objective = state["logged_start_objective"]
+        self.scheduler_error = state["scheduler_error"]
+
     def receive(self, point, state, x):
         """Record a trace point (and its solution ``x``, or None) reported by a forked run."""
-        self.__dict__.update(state)
+        self.adopt(state)
         if x is not None:
             self.solution = (point["incumbent"], x)
         self.trace.append(point)
@@ -460,6 +467,7 @@ class _Outcome:
     x: np.ndarray | None
     nodes: int
     solve_time: float
+    isolated: bool = False  # run in a forked child (:func:`_run_forked`)
 
 
 def _read_outcome(h, recorder, n_integer, solve_time) -> _Outcome:
@@ -490,7 +498,7 @@ def _run_here(h, recorder, n_integer, options, t0):
 def _run_forked(h, recorder, n_integer, options, t0):
     """Run ``h`` in a forked child (:func:`~optitree.solvers._forked.run_forked`), killed
     ``max(time_limit * HARD_LIMIT_SLACK, HARD_LIMIT_GRACE)`` after its limit from ``t0``;
-    ``recorder`` receives the child's reports."""
+    ``recorder`` receives the child's reports. If the fork fails, ``h`` runs in this process."""
     limit = float(options.time_limit)
 
     def work(send, stop_requested):
@@ -517,10 +525,16 @@ def _run_forked(h, recorder, n_integer, options, t0):
             return recorder.receive(*message[1:])
         done.append(message)
 
-    forked = run_forked(work, on_message, t0 + limit + max(limit * HARD_LIMIT_SLACK, HARD_LIMIT_GRACE))
+    try:
+        forked = run_forked(work, on_message, t0 + limit + max(limit * HARD_LIMIT_SLACK, HARD_LIMIT_GRACE))
+    except ForkFailed as error:
+        outcome = _run_here(h, recorder, n_integer, options, t0)
+        outcome.message = "; ".join(filter(None, [outcome.message, f"{error}: solved without the hard time limit"]))
+        return outcome
     if done:
         _, outcome, state = done[0]
-        recorder.__dict__.update(state)
+        recorder.adopt(state)
+        outcome.isolated = True
         return outcome
     if forked.state == "killed":
         termination, message = "time_limit", (
@@ -532,7 +546,8 @@ def _run_forked(h, recorder, n_integer, options, t0):
     objective, x = recorder.solution if recorder.solution is not None else (None, None)
     return _Outcome(termination=termination, message=message, objective=objective,
                     bound=max(bounds) if bounds and n_integer else None, x=x,
-                    nodes=max((point["nodes"] for point in recorder.trace), default=0), solve_time=forked.seconds)
+                    nodes=max((point["nodes"] for point in recorder.trace), default=0), solve_time=forked.seconds,
+                    isolated=True)
 
 
 def isolates(options: SolveOptions, n_rows: int, n_cols: int, n_nonzeros: int) -> bool:
@@ -606,15 +621,9 @@ def solve_highs(highs, options: SolveOptions, *, start=None, start_source=None, 
         start_idx, start_val = _set_start(highs, start, n_cols)
 
     ensure_scheduler(options.threads)
-    isolated = isolates(options, n_rows, n_cols, n_nonzeros)
-    run = _run_forked if isolated else _run_here
+    run = _run_forked if isolates(options, n_rows, n_cols, n_nonzeros) else _run_here
     recorder = _Recorder(start_idx, start_val, on_event, options.time_limit)
-    try:
-        outcome = run(highs, recorder, n_integer, options, entered)
-    except ForkFailed as error:
-        isolated, run = False, _run_here
-        outcome = run(highs, recorder, n_integer, options, entered)
-        outcome.message = "; ".join(filter(None, [outcome.message, f"{error}: solved without the hard time limit"]))
+    outcome = run(highs, recorder, n_integer, options, entered)
     if recorder.scheduler_error:
         # Another HiGHS user in this process initialised the scheduler differently.
         ensure_scheduler(options.threads, force=True)
@@ -666,7 +675,7 @@ def solve_highs(highs, options: SolveOptions, *, start=None, start_source=None, 
         message=message,
     )
     result.options["highs_presolve"] = presolve
-    result.options["highs_isolated"] = isolated
+    result.options["highs_isolated"] = outcome.isolated
     if on_event is not None:
         on_event(dict(result.trace[-1]))
     return result, x
