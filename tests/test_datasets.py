@@ -33,7 +33,8 @@ def test_list_and_load_every_builtin():
     names = datasets.list()
     assert datasets.list_datasets() == names
     assert {"xor", "parity", "multiplexer6", "balance_scale", "tic_tac_toe", "monks1", "monks2", "monks3", "car",
-            "lenses", "iris", "wine", "breast_cancer", "digits", "diabetes"} <= set(names)
+            "lenses", "iris", "wine", "breast_cancer", "digits", "diabetes", "xor_regression", "friedman1",
+            "friedman2", "friedman3", "concrete", "airfoil"} <= set(names)
     assert all(isinstance(d, str) and d and "\n" not in d for d in names.values())
     for name in names:
         X, y, info = datasets.load(name)
@@ -221,6 +222,103 @@ def test_sklearn_bundled():
     assert info["feature_names"][0] == "sepal length (cm)"
     X, y, info = datasets.load("diabetes", scaled=False)
     assert info["task"] == "regression" and info["class_names"] is None and X[0, 1] in (1.0, 2.0)
+
+
+# ---------------------------------------------------------------- regression
+
+
+REGRESSION = ("diabetes", "xor_regression", "friedman1", "friedman2", "friedman3", "concrete", "airfoil")
+
+
+@pytest.mark.parametrize("name", REGRESSION)
+def test_regression_sets_are_float_regression(name):
+    X, y, info = datasets.load(name)
+    check_common(X, y, info)
+    assert info["task"] == "regression" and info["class_names"] is None
+    assert y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(np.isfinite(X))
+    assert 200 <= X.shape[0] <= 5000 and np.unique(y).size > 50  # a continuous target, not class codes
+
+
+def test_xor_regression_definition_noise_and_seed():
+    X, y, info = datasets.load("xor_regression", n=3000, d=2, noise=0.3, n_irrelevant=3, seed=11)
+    assert X.shape == (3000, 5) and np.all((X >= 0) & (X < 1)) and info["relevant_features"] == [0, 1]
+    step = np.array([float((a > 0.5) != (b > 0.5)) for a, b in X[:, :2]])
+    residual = y - step
+    # the noise is N(0, 0.3^2), independent of X: its sample sd and mean within sampling error
+    assert abs(residual.std() - 0.3) < 0.02 and abs(residual.mean()) < 0.02
+    assert abs(np.corrcoef(residual, X[:, 0])[0, 1]) < 0.06
+    Xc, yc, _ = datasets.load("xor_regression", n=3000, d=2, noise=0.0, n_irrelevant=3, seed=11)
+    np.testing.assert_array_equal(Xc, X)  # noise drawn after X from the same stream
+    np.testing.assert_array_equal(yc, step)
+    # same draw order as the classification xor: the X of one seed are the same numbers
+    np.testing.assert_array_equal(Xc, datasets.load("xor", n=3000, d=2, n_irrelevant=3, seed=11)[0])
+    # no single split helps in expectation: each half of a relevant feature has mean ~ 1/2
+    for j in (0, 1):
+        assert abs(yc[X[:, j] <= 0.5].mean() - 0.5) < 0.05 and abs(yc[X[:, j] > 0.5].mean() - 0.5) < 0.05
+    a, b, _ = datasets.load("xor_regression", seed=3)
+    np.testing.assert_array_equal(a, datasets.load("xor_regression", seed=3)[0])
+    np.testing.assert_array_equal(b, datasets.load("xor_regression", seed=3)[1])
+    assert not np.array_equal(b, datasets.load("xor_regression", seed=4)[1])
+    assert datasets.load("xor_regression")[0].shape == (600, 6)
+    with pytest.raises(ValueError, match="noise"):
+        datasets.load("xor_regression", noise=-1)
+
+
+def _friedman_formula(problem, X):
+    """Friedman (1991) / Breiman (1996) test functions, written out independently of scikit-learn."""
+    if problem == 1:
+        return (10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3]
+                + 5 * X[:, 4])
+    inner = X[:, 1] * X[:, 2] - 1 / (X[:, 1] * X[:, 3])
+    return np.sqrt(X[:, 0] ** 2 + inner**2) if problem == 2 else np.arctan(inner / X[:, 0])
+
+
+@pytest.mark.parametrize("problem, n_features, noise", [(1, 10, 1.0), (2, 4, 125.0), (3, 4, 0.1)])
+def test_friedman_definitions(problem, n_features, noise):
+    name = f"friedman{problem}"
+    X, y, info = datasets.load(name, n=4000, noise=0.0, seed=2)
+    assert X.shape == (4000, n_features) and info["params"] == dict(n=4000, noise=0.0, seed=2)
+    np.testing.assert_allclose(y, _friedman_formula(problem, X), rtol=1e-12, atol=1e-12)
+    if problem == 1:
+        assert np.all((X >= 0) & (X <= 1))
+    else:  # the published ranges
+        lo, hi = [0, 40 * np.pi, 0, 1], [100, 560 * np.pi, 1, 11]
+        assert np.all(X >= lo) and np.all(X <= hi)
+    Xn, yn, info = datasets.load(name, n=4000, seed=2)  # default noise: the published level
+    assert info["params"]["noise"] == noise
+    np.testing.assert_array_equal(Xn, X)
+    assert abs((yn - y).std() / noise - 1) < 0.05
+    if problem > 1:  # Breiman's 3:1 signal-to-noise ratio (ratio of standard deviations)
+        assert 2.5 < y.std() / noise < 3.6
+    assert not np.array_equal(yn, datasets.load(name, n=4000, seed=3)[1])
+    np.testing.assert_array_equal(yn, datasets.load(name, n=4000, seed=2)[1])
+
+
+def test_concrete_matches_uci_and_yeh():
+    X, y, info = datasets.load("concrete")
+    assert X.shape == (1030, 8) and info["license"] == "CC BY 4.0" and "Yeh" in info["citation"]
+    assert info["feature_names"][0] == "cement" and info["feature_names"][-1] == "age"
+    # first row of Concrete_Data.xls: 540 0 0 162 2.5 1040 676 28 -> 79.99 MPa
+    assert X[0].tolist() == [540, 0, 0, 162, 2.5, 1040, 676, 28] and round(y[0], 2) == 79.99
+    # UCI attribute description: age 1..365 days; Yeh's summary statistics (MPa): mean 35.8, sd 16.7,
+    # range 2.3..82.6; cement 102..540 kg/m^3
+    assert X[:, 7].min() == 1 and X[:, 7].max() == 365 and np.all(X[:, 7] == np.round(X[:, 7]))
+    assert round(y.mean(), 1) == 35.8 and round(y.std(ddof=1), 1) == 16.7
+    assert round(y.min(), 1) == 2.3 and round(y.max(), 1) == 82.6
+    assert X[:, 0].min() == 102 and X[:, 0].max() == 540
+    assert len({tuple(r) for r in np.column_stack([X, y])}) == 1030 - 25  # the 25 duplicated rows are kept
+
+
+def test_airfoil_matches_nasa_design():
+    X, y, info = datasets.load("airfoil")
+    assert X.shape == (1503, 5) and info["license"] == "CC BY 4.0" and "NASA" in info["citation"]
+    # the NASA tests: six chords 2.54..30.48 cm, four tunnel speeds, 1/3-octave frequencies 200 Hz..20 kHz
+    np.testing.assert_allclose(np.unique(X[:, 2]), [0.0254, 0.0508, 0.1016, 0.1524, 0.2286, 0.3048])
+    np.testing.assert_allclose(np.unique(X[:, 3]), [31.7, 39.6, 55.5, 71.3])
+    assert X[:, 0].min() == 200 and X[:, 0].max() == 20000 and np.unique(X[:, 0]).size == 21
+    assert X[:, 1].min() == 0 and X[:, 1].max() == 22.2
+    assert y.min() == 103.38 and y.max() == 140.987  # UCI: scaled sound pressure level, dB
+    assert X[0].tolist() == [800, 0, 0.3048, 71.3, 0.00266337] and y[0] == 126.201  # first UCI row
 
 
 # ---------------------------------------------------------------- CSV

@@ -3,7 +3,7 @@
 >>> from optitree import datasets
 >>> X, y, info = datasets.load("monks1", subset="train")
 >>> sorted(datasets.list())[:3]
-['balance_scale', 'breast_cancer', 'car']
+['airfoil', 'balance_scale', 'breast_cancer']
 
 Every loader returns ``(X, y, info)``: ``X`` float64 of shape (n, F); ``y`` the
 labels as published (strings such as ``"positive"`` or ``"unacc"`` where the
@@ -27,6 +27,16 @@ Thrun), Car Evaluation (Bohanec & Rajkovic 1988; donors Marko Bohanec and Blaz
 Zupan; the rule tables here are a reconstruction), Lenses (Cendrowska 1987; donor
 Benoit Julien). iris, wine, breast_cancer and digits are scikit-learn's copies of
 UCI sets; diabetes is from Efron et al. (2004).
+
+Two real regression sets are bundled as CSV files in ``optitree/datasets/data`` (about
+50 KB each), copied from the UCI Machine Learning Repository, licensed CC BY 4.0:
+Concrete Compressive Strength (``concrete.csv``; Yeh, I-C. (1998), Modeling of strength of
+high-performance concrete using artificial neural networks, Cement and Concrete Research
+28(12); donor I-Cheng Yeh; every value of UCI's Concrete_Data.xls at full precision) and
+Airfoil Self-Noise (``airfoil_self_noise.csv``; Brooks, T. F., Pope, D. S. & Marcolini,
+M. A. (1989), Airfoil self-noise and prediction, NASA Reference Publication 1218; donor
+Roberto Lopez; UCI's airfoil_self_noise.dat with a header). friedman1-3 come from
+scikit-learn's generators (Friedman 1991; Breiman 1996).
 """
 
 from __future__ import annotations
@@ -55,6 +65,13 @@ _REGISTRY = {
     "breast_cancer": (_files.breast_cancer, "breast cancer Wisconsin (scikit-learn bundled), 569 rows, 2 classes"),
     "digits": (_files.digits, "8x8 digits (scikit-learn bundled), 1797 rows, 10 classes"),
     "diabetes": (_files.diabetes, "diabetes (scikit-learn bundled), 442 rows, regression"),
+    "xor_regression": (_generated.xor_regression,
+                       "XOR step of 2 features on [0,1]^6 plus Gaussian noise, 600 rows, regression"),
+    "friedman1": (_generated.friedman1, "Friedman #1, 10 features (5 relevant), 1000 rows, regression"),
+    "friedman2": (_generated.friedman2, "Friedman #2, 4 features, 1000 rows, regression"),
+    "friedman3": (_generated.friedman3, "Friedman #3, 4 features, 1000 rows, regression"),
+    "concrete": (_files.concrete, "UCI concrete compressive strength (bundled CSV), 1030 rows, regression"),
+    "airfoil": (_files.airfoil, "UCI/NASA airfoil self-noise (bundled CSV), 1503 rows, regression"),
 }
 
 
@@ -82,7 +99,13 @@ def load(name: str, **params):
       ``2**(k+n_irrelevant)`` rows, else ``n`` sampled rows;
     * ``monks1``/``monks2``/``monks3``: ``subset="train"`` (official training rows), ``"test"``
       (all 432) or ``"all"`` (train followed by test);
-    * ``diabetes``: ``scaled=True`` (scikit-learn's scaling; ``False`` for original units).
+    * ``diabetes``: ``scaled=True`` (scikit-learn's scaling; ``False`` for original units);
+    * ``xor_regression``: ``n=600, d=2, noise=0.25, n_irrelevant=4, seed=0`` -- ``X ~ U[0,1]^(d+n_irrelevant)``,
+      ``y = XOR_j 1[x_j > 0.5] + noise * N(0, 1)`` over the first ``d`` columns;
+    * ``friedman1``/``friedman2``/``friedman3``: ``n=1000, seed=0`` and ``noise`` 1.0 / 125.0 / 0.1
+      (the noise's standard deviation; scikit-learn's ``make_friedman1/2/3``).
+
+    ``concrete`` and ``airfoil`` are real regression sets bundled as small CSV files.
 
     The others take no parameters. The chosen values are echoed in ``info["params"]``.
     """

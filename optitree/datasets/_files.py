@@ -92,6 +92,69 @@ def diabetes(scaled: bool = True):
     return sklearn_bundled("diabetes", scaled=scaled)
 
 
+# ---------------------------------------------------------------- bundled CSV copies (regression)
+
+_DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+def _bundled(filename: str) -> tuple[list[str], np.ndarray]:
+    """Header and float64 rows of a CSV shipped in ``optitree/datasets/data``."""
+    path = _DATA_DIR / filename
+    with open(path, encoding="ascii") as handle:
+        header = handle.readline().strip().split(",")
+    return header, np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
+
+
+def concrete():
+    """Concrete compressive strength (Yeh 1998): 1 030 mixtures, 8 ingredients/age -> strength in MPa.
+
+    Bundled as ``data/concrete.csv``: every value of the UCI file ``Concrete_Data.xls``
+    (UCI id 165) at full double precision, UCI row order (it holds 25 duplicated rows, kept).
+    """
+    header, table = _bundled("concrete.csv")
+    return table[:, :-1].copy(), table[:, -1].copy(), make_info(
+        "concrete",
+        description="concrete compressive strength (MPa) from 7 mix components (kg/m^3) and age (days); "
+        "1030 rows, regression",
+        source="UCI Machine Learning Repository, Concrete Compressive Strength (https://archive.ics.uci.edu/"
+        "dataset/165); bundled CSV of Concrete_Data.xls",
+        citation="Yeh, I-C. (1998). Modeling of strength of high-performance concrete using artificial neural "
+        "networks. Cement and Concrete Research 28(12), 1797-1808. Donor: I-Cheng Yeh. " + UCI_CREDIT,
+        license="CC BY 4.0",
+        feature_names=header[:-1],
+        y=table[:, -1],
+        task="regression",
+        units={"features": "kg per m^3 of mixture (age: days)", "target": "MPa"},
+        notes="Bundled: optitree/datasets/data/concrete.csv, all 1030 rows of the UCI spreadsheet "
+        "(Concrete_Data.xls) in its order, values at full double precision; column names shortened.",
+    )
+
+
+def airfoil():
+    """NASA airfoil self-noise (Brooks, Pope & Marcolini 1989): 1 503 wind-tunnel runs -> sound pressure (dB).
+
+    Bundled as ``data/airfoil_self_noise.csv``: the UCI file ``airfoil_self_noise.dat``
+    (UCI id 291) with a header row and commas for tabs, rows in UCI order.
+    """
+    header, table = _bundled("airfoil_self_noise.csv")
+    return table[:, :-1].copy(), table[:, -1].copy(), make_info(
+        "airfoil",
+        description="scaled sound pressure level (dB) of NACA 0012 airfoil sections from frequency (Hz), angle "
+        "of attack (deg), chord (m), velocity (m/s) and displacement thickness (m); 1503 rows, regression",
+        source="UCI Machine Learning Repository, Airfoil Self-Noise (https://archive.ics.uci.edu/dataset/291); "
+        "bundled CSV of airfoil_self_noise.dat",
+        citation="Brooks, T. F., Pope, D. S. & Marcolini, M. A. (1989). Airfoil self-noise and prediction. "
+        "NASA Reference Publication 1218. Donor: Roberto Lopez. " + UCI_CREDIT,
+        license="CC BY 4.0",
+        feature_names=header[:-1],
+        y=table[:, -1],
+        task="regression",
+        units={"features": "Hz, degrees, m, m/s, m", "target": "dB"},
+        notes="Bundled: optitree/datasets/data/airfoil_self_noise.csv, the 1503 rows of the UCI file in its "
+        "order, values as published; column names added.",
+    )
+
+
 # ---------------------------------------------------------------- columns of strings -> numbers
 
 NA_VALUES = ("", "NA", "N/A", "NaN", "nan", "NULL", "null", "?")
