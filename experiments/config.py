@@ -8,16 +8,23 @@ Layout of a config file::
     seeds = [0, 1, 2]               # one run per seed: the split and the estimator's random_state
     plugins = []                    # optional: modules to import that register extra methods;
                                     # imported only when running with --allow-plugins (a config is code then)
-    protocol = "holdout"            # optional: a registered protocol (experiments.protocols)
+    protocol = "holdout"            # optional: "holdout" (default), "cv" or "nested-cv" (experiments.protocols)
 
-    [split]                         # optional
+    [split]                         # optional, protocol "holdout" only
     test_size = 0.25                # fraction held out for testing (0: no test set)
     validation_size = 0.0           # > 0: train/validation/test; methods with `tune` pick
                                     # their parameters on validation, then refit on train+validation
     stratify = true                 # stratified splits for classification
 
+    [cv]                            # optional, protocols "cv" and "nested-cv" only
+    folds = 5                       # outer folds: one run (and record) per fold; each seed one repetition
+    inner_folds = 3                 # nested-cv: inner folds that choose the `tune` candidate
+    stratify = true                 # stratified folds for classification (when every class has >= folds rows)
+
     [[datasets]]
-    name = "xor"                    # optitree.datasets.load(name, **params); see `python -m experiments list`
+    name = "xor"                    # optitree.datasets.load(name, **params); see `python -m experiments list`;
+                                    # "csv" with params = { path = "data.csv", target = "label" } reads a file
+                                    # (a relative path is relative to the config file's directory)
     label = "xor"                   # optional display name
     params = { n_samples = 64 }     # optional, passed to the loader
     grid = { noise = [0.0, 0.1] }   # optional: one dataset variant per combination
@@ -29,12 +36,14 @@ Layout of a config file::
     label = "flow"                  # optional display name
     params = { time_limit = 10.0 }  # fixed parameters (type-checked)
     grid = { start = ["cold", "cart"] }  # one method variant per combination
-    tune = { alpha = [0.0, 0.01] }  # tuned on the validation set inside each run: best validation
-                                    # score, ties to fewer leaves, then to the larger values
+    tune = { alpha = [0.0, 0.01] }  # tuned on the validation set (holdout) or on inner folds (nested-cv)
+                                    # inside each run: best validation score, ties to fewer leaves, then
+                                    # to the larger values; `depth = [1, 2, 3]` tunes the depth too
+                                    # (candidates above the run's depth are left out)
     datasets = ["xor"]              # optional: run this entry only on the datasets with these labels
                                     # (e.g. a longer time limit for one dataset; same label allowed)
 
-A **run** is one (dataset variant, method variant, depth, seed) of the same task
+A **run** is one (dataset variant, method variant, depth, seed[, fold]) of the same task
 (classification methods run on classification datasets). Its id is a hash
 of its canonical identity: dataset name and params, method name and *complete*
 params (defaults filled in), tuning grid, depth, seed and split settings, as JSON
@@ -66,8 +75,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-TOP_KEYS = ("name", "description", "depths", "seeds", "plugins", "protocol", "split", "datasets", "methods")
+TOP_KEYS = ("name", "description", "depths", "seeds", "plugins", "protocol", "split", "cv", "datasets", "methods")
 SPLIT_KEYS = ("test_size", "validation_size", "stratify")
+CV_KEYS = ("folds", "inner_folds", "stratify")
 DATASET_KEYS = ("name", "label", "params", "grid", "test_params")
 METHOD_KEYS = ("name", "label", "params", "grid", "tune", "datasets")
 ID_LENGTH = 16
@@ -88,7 +98,9 @@ class RunSpec:
 
     ``identity`` is exactly what the run id hashes; ``dataset_label`` and
     ``method_label`` are for display; ``plugins`` must be imported by whoever
-    executes the run (a fresh worker process knows only the built-in methods).
+    executes the run (a fresh worker process knows only the built-in methods);
+    ``root`` is the config file's directory, against which a relative CSV path is read
+    (not part of the id: a moved results directory keeps its ids).
     """
 
     run_id: str
@@ -96,6 +108,7 @@ class RunSpec:
     dataset_label: str
     method_label: str
     plugins: tuple[str, ...] = ()
+    root: str | None = None
 
     @property
     def dataset(self) -> dict:
@@ -115,7 +128,11 @@ class RunSpec:
 
     @property
     def split(self) -> dict:
-        return self.identity["split"]
+        return self.identity.get("split", {"test_size": 0.0, "validation_size": 0.0, "stratify": True})
+
+    @property
+    def fold(self) -> int | None:
+        return self.identity.get("fold")
 
     @property
     def protocol(self) -> str:
@@ -172,13 +189,19 @@ def load(path: str | Path, *, allow_plugins: bool = False) -> Experiment:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), f"invalid TOML: {exc}") from None
-    return from_dict(data, default_name=path.stem, source=text, allow_plugins=allow_plugins)
+    return from_dict(data, default_name=path.stem, source=text, allow_plugins=allow_plugins,
+                     root=str(path.resolve().parent))
 
 
 def from_dict(
-    data: Mapping, *, default_name: str = "experiment", source: str = "", allow_plugins: bool = False
+    data: Mapping, *, default_name: str = "experiment", source: str = "", allow_plugins: bool = False,
+    root: str | None = None,
 ) -> Experiment:
-    """Validate a parsed config and expand it into runs (``plugins`` imported only if ``allow_plugins``)."""
+    """Validate a parsed config and expand it into runs (``plugins`` imported only if ``allow_plugins``).
+
+    ``root``: the directory relative CSV paths are read from (the config file's; default: the
+    working directory).
+    """
     _check_keys(data, TOP_KEYS, "")
     name = _typed(data, "name", str, "", default_name)
     description = _typed(data, "description", str, "", "")
@@ -194,14 +217,24 @@ def from_dict(
     if protocol not in _protocols.PROTOCOLS:
         known = sorted(_protocols.PROTOCOLS)
         raise ConfigError("protocol", f"unknown protocol {protocol!r} (known: {', '.join(known)}){_suggest(protocol, known)}")
+    proto = _protocols.get(protocol)
     depths = _list_of(data, "depths", int, "", minimum=1)
     seeds = _list_of(data, "seeds", int, "", minimum=0)
+    for key in ("split", "cv"):
+        if key in data and key != proto.settings:
+            raise ConfigError(key, f"protocol {protocol!r} reads [{proto.settings}], not [{key}]")
     split = _parse_split(data.get("split", {}))
+    cv = _parse_cv(data.get("cv", {})) if proto.settings == "cv" else None
 
     dataset_entries = _entries(data, "datasets")
     method_entries = _entries(data, "methods")
-    datasets = [v for i, e in enumerate(dataset_entries) for v in _dataset_variants(e, f"datasets[{i}]")]
-    methods = [v for i, e in enumerate(method_entries) for v in _method_variants(e, f"methods[{i}]", split)]
+    datasets = [v for i, e in enumerate(dataset_entries) for v in _dataset_variants(e, f"datasets[{i}]", root)]
+    if cv is not None:
+        for d in datasets:
+            if "test_params" in d["identity"]:
+                raise ConfigError(f"{d['where']}.test_params", f"protocol {protocol!r} makes its own test folds: "
+                                  "load the rows to cross-validate with `params` instead")
+    methods = [v for i, e in enumerate(method_entries) for v in _method_variants(e, f"methods[{i}]", split, proto)]
     _check_unique(datasets)
     labels = {d["base_label"] for d in datasets}
     for m in methods:
@@ -229,12 +262,18 @@ def from_dict(
                 )
             seen[key] = m["where"]
 
+    units = proto.units(cv if cv is not None else split) if proto.units else [{}]
     runs = []
-    for (d, m), depth, seed in itertools.product(pairs, depths, seeds):
-        identity = {"dataset": d["identity"], "method": m["identity"], "depth": depth, "seed": seed, "split": split}
+    for (d, m), depth, seed, unit in itertools.product(pairs, depths, seeds, units):
+        identity = {"dataset": d["identity"], "method": m["identity"], "depth": depth, "seed": seed}
+        if cv is None:
+            identity["split"] = split
+        else:
+            identity["cv"] = cv
         if protocol != _protocols.DEFAULT:  # the default stays out of the id: old run ids are kept
             identity["protocol"] = protocol
-        runs.append(RunSpec(run_id(identity), identity, d["label"], m["label"], plugins))
+        identity.update(unit)
+        runs.append(RunSpec(run_id(identity), identity, d["label"], m["label"], plugins, root))
     return Experiment(name, description, runs, source)
 
 
@@ -263,7 +302,21 @@ def _parse_split(split: Any) -> dict:
     return {"test_size": test_size, "validation_size": validation_size, "stratify": stratify}
 
 
-def _dataset_variants(entry: Mapping, where: str) -> list[dict]:
+def _parse_cv(cv: Any) -> dict:
+    if not isinstance(cv, Mapping):
+        raise ConfigError("cv", f"expected a table, got {type(cv).__name__}")
+    _check_keys(cv, CV_KEYS, "cv")
+    out = {}
+    for key in ("folds", "inner_folds"):
+        value = cv.get(key, _protocols.CV_DEFAULTS[key])
+        if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+            raise ConfigError(f"cv.{key}", f"expected an integer >= 2, got {value!r}")
+        out[key] = value
+    out["stratify"] = _typed(cv, "stratify", bool, "cv", True)
+    return out
+
+
+def _dataset_variants(entry: Mapping, where: str, root: str | None = None) -> list[dict]:
     """The entry's variants; the data is loaded once per entry (its first variant) to learn task and width."""
     _check_keys(entry, DATASET_KEYS, where)
     name = _typed(entry, "name", str, where, None)
@@ -280,9 +333,9 @@ def _dataset_variants(entry: Mapping, where: str) -> list[dict]:
         full = {**params, **combo}
         vwhere = where + _suffix(combo)
         if i == 0:
-            task, n_features = _probe_dataset(name, full, vwhere)
+            task, n_features = _probe_dataset(name, full, vwhere, root)
         if i == 0 and test_params is not None:
-            _, test_features = _probe_dataset(name, {**full, **test_params}, f"{vwhere}.test_params")
+            _, test_features = _probe_dataset(name, {**full, **test_params}, f"{vwhere}.test_params", root)
             if test_features != n_features:
                 raise ConfigError(
                     f"{where}.test_params", f"test set has {test_features} features, training set {n_features}"
@@ -296,15 +349,15 @@ def _dataset_variants(entry: Mapping, where: str) -> list[dict]:
     return variants
 
 
-def _probe_dataset(name: str, params: dict, where: str) -> tuple[str, int]:
+def _probe_dataset(name: str, params: dict, where: str, root: str | None = None) -> tuple[str, int]:
     """Load the dataset (once per process) to check its parameters; returns (task, n_features)."""
     try:
-        return _datasets.probe(name, params)
+        return _datasets.probe(name, params, root)
     except (TypeError, ValueError, KeyError, OSError) as exc:
         raise ConfigError(f"{where}.params", f"dataset {name!r} rejects {params}: {exc}") from None
 
 
-def _method_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
+def _method_variants(entry: Mapping, where: str, split: dict, protocol=None) -> list[dict]:
     _check_keys(entry, METHOD_KEYS, where)
     name = _typed(entry, "name", str, where, None)
     if name not in _methods.METHODS:
@@ -318,19 +371,24 @@ def _method_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
         for k, values in _grid(entry, "grid", where).items()
     }
     tune = {  # sorted: the order candidates are listed in changes neither the run id nor the choice
-        k: sorted(_method_param(method, k, v, f"{where}.tune.{k}[{j}]") for j, v in enumerate(values))
+        k: sorted(_tune_value(method, k, v, f"{where}.tune.{k}[{j}]") for j, v in enumerate(values))
         for k, values in _grid(entry, "tune", where).items()
     }
     _check_disjoint(params, grid, f"{where}.grid")
     _check_disjoint(params, tune, f"{where}.tune")
     _check_disjoint(grid, tune, f"{where}.tune")
-    if tune and split["validation_size"] <= 0:
+    tunes = "validation" if protocol is None else protocol.tunes
+    if tune and tunes is None:
+        raise ConfigError(f"{where}.tune", f"protocol {protocol.name!r} does not tune: use protocol = \"nested-cv\" "
+                          "(inner folds) or \"holdout\" with a validation set")
+    if tune and tunes == "validation" and split["validation_size"] <= 0:
         raise ConfigError(f"{where}.tune", "tuning needs a validation set: set split.validation_size > 0")
     only = _list_of(entry, "datasets", str, where) if "datasets" in entry else None
     variants = []
     for combo in _product(grid):
         full = {**method.defaults(), **params, **combo}
         for candidate in _product(tune) if tune else [{}]:
+            candidate = {k: v for k, v in candidate.items() if k != _protocols.TUNE_DEPTH}
             try:
                 method.check({**full, **candidate})
             except (TypeError, ValueError) as exc:
@@ -349,6 +407,15 @@ def _method_variants(entry: Mapping, where: str, split: dict) -> list[dict]:
             }
         )
     return variants
+
+
+def _tune_value(method: _methods.Method, key: str, value: Any, where: str) -> Any:
+    """A tune candidate: a method parameter, or ``depth`` (an integer >= 1, handled by the protocol)."""
+    if key == _protocols.TUNE_DEPTH and key not in method.params:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(where, f"a tuned depth must be an integer >= 1, got {value!r}")
+        return value
+    return _method_param(method, key, value, where)
 
 
 def _method_params(method: _methods.Method, params: Mapping, where: str) -> dict:

@@ -3,7 +3,8 @@
 Adding a dataset: add it to :mod:`optitree.datasets` (it is then listed here); or, for
 a dataset only experiments need, :func:`register` a loader ``(**params) -> (X, y, info)``
 here (``info`` needs ``task`` and ``description``); or load a file with
-``name = "csv"`` and ``params = { path = ..., target = ... }``.
+``name = "csv"`` and ``params = { path = ..., target = ... }`` (a relative ``path`` is read
+relative to the config file's directory: ``root``).
 """
 
 from __future__ import annotations
@@ -34,11 +35,25 @@ def dataset_names() -> list[str]:
     return sorted([*datasets.list(), *LOADERS]) + [CSV_DATASET]
 
 
-def load_dataset(name: str, params: dict):
-    """``optitree.datasets.load(name, **params)`` (or a registered loader, or ``load_csv``) -> ``(X, y, info)``."""
+def resolve_path(path, root) -> str:
+    """``path`` as given when absolute or without ``root``, else relative to ``root`` (the config's directory)."""
+    from pathlib import Path
+
+    p = Path(path).expanduser()
+    return str(p if p.is_absolute() or not root else Path(root) / p)
+
+
+def load_dataset(name: str, params: dict, root: str | None = None):
+    """``optitree.datasets.load(name, **params)`` (or a registered loader, or ``load_csv``) -> ``(X, y, info)``.
+
+    ``root``: the directory a relative CSV ``path`` is relative to (the config file's).
+    """
     from optitree import datasets
 
     if name == CSV_DATASET:
+        params = dict(params)
+        if "path" in params:
+            params["path"] = resolve_path(params["path"], root)
         X, y, info = datasets.load_csv(**params)
     elif name in LOADERS:
         accepted = list(inspect.signature(LOADERS[name]).parameters)
@@ -51,15 +66,36 @@ def load_dataset(name: str, params: dict):
     return np.asarray(X, dtype=np.float64), np.asarray(y), info
 
 
-def probe(name: str, params: dict) -> tuple[str, int]:
+def probe(name: str, params: dict, root: str | None = None) -> tuple[str, int]:
     """``(task, n_features)`` of a dataset variant, loaded once per process and parameter set."""
-    return _probe(name, json.dumps(params, sort_keys=True))
+    return _probe(name, json.dumps(params, sort_keys=True), root)
 
 
 @functools.lru_cache(maxsize=256)
-def _probe(name: str, params_json: str) -> tuple[str, int]:
-    X, _, info = load_dataset(name, json.loads(params_json))
+def _probe(name: str, params_json: str, root: str | None = None) -> tuple[str, int]:
+    X, _, info = load_dataset(name, json.loads(params_json), root=root)
     return info["task"], X.shape[1]
+
+
+def dataset_parameters(name: str) -> dict:
+    """``{parameter: default}`` a dataset accepts (``inspect.Parameter.empty``: required), for ``list``."""
+    from optitree import datasets
+
+    if name == CSV_DATASET:
+        loader = datasets.load_csv
+    elif name in LOADERS:
+        loader = LOADERS[name]
+    else:
+        registry = getattr(datasets, "_REGISTRY", {})
+        if name not in registry:
+            return {}
+        loader = registry[name][0]
+    try:
+        signature = inspect.signature(loader)
+    except (TypeError, ValueError):
+        return {}
+    return {k: p.default for k, p in signature.parameters.items()
+            if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)}
 
 
 # ---------------------------------------------------------------------------- harness-only datasets

@@ -5,8 +5,17 @@ A run is (dataset, method, protocol). A :class:`Protocol` gets the run's spec, i
 and returns the protocol's part of the run record (``data``, ``metrics``, ``tree``,
 ``solver``, ...; see :class:`~experiments.records.RunRecord`).
 
-The default protocol, ``"holdout"``, is the split/score/tune protocol configured by
-the ``[split]`` table. Adding a protocol::
+Registered:
+
+* ``"holdout"`` (default): the split/score/tune protocol configured by the ``[split]`` table;
+* ``"cv"``: k-fold cross-validation (``[cv]`` table; stratified for classification). Every
+  fold is its own run and record (resume works fold by fold); each seed in ``seeds`` is one
+  repetition with its own shuffle, so several seeds make repeated k-fold;
+* ``"nested-cv"``: as ``"cv"``, and a method entry's ``tune`` grid (its parameters and
+  ``depth``) is chosen by an inner k-fold on the outer training part, then refit on it.
+
+A protocol with ``units`` expands a grid point into several runs: ``units(settings)``
+returns the identity entries of each (``[{"fold": 0}, ...]``). Adding a protocol::
 
     register(Protocol("cv5", "5-fold cross-validation", evaluate=my_evaluate))
 
@@ -30,11 +39,20 @@ DEFAULT = "holdout"
 
 @dataclass(frozen=True)
 class Protocol:
-    """A registered protocol: ``evaluate(spec, method, force_single_thread) -> dict`` of record fields."""
+    """A registered protocol: ``evaluate(spec, method, force_single_thread) -> dict`` of record fields.
+
+    ``settings`` names the config table the protocol reads (``"split"`` or ``"cv"``);
+    ``units(settings) -> list[dict]`` (optional) the runs one grid point becomes, each
+    dict merged into the run's identity (e.g. ``{"fold": 3}``); ``tunes`` how a method's
+    ``tune`` grid is chosen (``"validation"`` set, ``"inner-cv"``, or None: no tuning).
+    """
 
     name: str
     description: str
     evaluate: Callable[[Any, Any, bool], dict]
+    settings: str = "split"
+    units: Callable[[dict], list] | None = None
+    tunes: str | None = "validation"
 
 
 PROTOCOLS: dict[str, Protocol] = {}
@@ -80,7 +98,7 @@ def split_data(spec, task: str) -> Split:
     from sklearn.model_selection import train_test_split
 
     d, s = spec.dataset, spec.split
-    X, y, _ = _datasets.load_dataset(d["name"], d["params"])
+    X, y, _ = _datasets.load_dataset(d["name"], d["params"], root=spec.root)
     seed = spec.seed
     stratified = True
 
@@ -96,7 +114,7 @@ def split_data(spec, task: str) -> Split:
         return train_test_split(X, y, test_size=size, random_state=seed, stratify=strat)
 
     if "test_params" in d:
-        X_test, y_test, _ = _datasets.load_dataset(d["name"], {**d["params"], **d["test_params"]})
+        X_test, y_test, _ = _datasets.load_dataset(d["name"], {**d["params"], **d["test_params"]}, root=spec.root)
         rest_X, rest_y = X, y
         val_fraction = s["validation_size"]
     elif s["test_size"] > 0:
@@ -125,16 +143,104 @@ def _main_score(task: str, scores: dict) -> float:
     return scores["accuracy"] if task == "classification" else scores["r2"]
 
 
-# ---------------------------------------------------------------------------- holdout: evaluation
-def holdout(spec, method, force_single_thread: bool) -> dict:
-    """Split, tune on validation (if the method entry has ``tune``), refit on train+validation, score."""
+# ---------------------------------------------------------------------------- shared by the protocols
+TUNE_DEPTH = "depth"  # a `tune` key handled by the harness: the tree's maximum depth (<= the run's depth)
+
+
+def warm_up() -> float:
+    """Compile the exact engine's kernels once per process, before any fit is timed.
+
+    Returns the seconds spent (0 once this process is warm); the protocols record it as
+    ``execution.warm_up_time`` so that the one-off compilation is not charged to a fit.
+    """
+    try:
+        from optitree.exact import warm_up as _engine_warm_up
+    except ImportError:  # pragma: no cover - an optitree without the engine
+        return 0.0
+    return float(_engine_warm_up())
+
+
+def _run_params(spec, method, force_single_thread: bool) -> tuple[dict, dict]:
+    """The method's parameters for this run and the execution notes (threads forced to 1 or not)."""
     params = dict(spec.method["params"])
     threads_forced = force_single_thread and params.get("threads", 1) != 1
     if force_single_thread and "threads" in method.params:
         params["threads"] = 1
+    t = time.perf_counter()
+    warm = warm_up()
+    execution = {"force_single_thread": force_single_thread, "threads_forced": threads_forced,
+                 "warm_up_time": warm, "warm_up_wall": time.perf_counter() - t}
+    return params, execution
+
+
+def make_estimator(method, params: dict, candidate: dict, depth: int, seed: int):
+    """An unfitted estimator of ``params`` updated by a tuning ``candidate`` (whose ``depth`` replaces the run's)."""
+    candidate = dict(candidate)
+    depth = int(candidate.pop(TUNE_DEPTH, depth))
+    return method.make({**params, **candidate}, depth, seed)
+
+
+def certificate_of(estimator) -> str | None:
+    """What settled an optimal fit: ``"engine"`` (the exact engine, no MIP), ``"mip"`` (a MIP solve
+    proved it), ``"bounds"``/``"engine bound"``/``"decomposition"`` (the engine's certificate
+    types), ``"unproven"`` (stopped by a limit), or None for a greedy fit."""
+    result = getattr(estimator, "result_", None)
+    if result is None:
+        return None
+    certificate = (result.acceleration or {}).get("certificate")
+    if certificate:
+        return str(certificate)
+    return "mip" if result.proven_optimal else "unproven"
+
+
+def fit_and_score(method, estimator, X_fit, y_fit, X_test, y_test) -> dict:
+    """Fit, score on the fitting data and (if any) the test data; the record fields of the final fit."""
+    t = time.perf_counter()
+    estimator.fit(X_fit, y_fit)
+    fit_time = time.perf_counter() - t
+    tree = method.tree_of(estimator)
+    metrics = {f"train_{k}": v for k, v in score(method.task, y_fit, estimator.predict(X_fit)).items()}
+    if y_test is not None:
+        metrics.update({f"test_{k}": v for k, v in score(method.task, y_test, estimator.predict(X_test)).items()})
+    metrics.update(n_fit=len(y_fit), n_leaves=int(tree.n_leaves), depth=int(tree.max_depth), fit_time=fit_time)
+    out = {"metrics": metrics, "tree": tree.to_dict()}
+    if method.task == "classification":
+        out["classes"] = np.asarray(estimator.classes_).tolist()
+    result = getattr(estimator, "result_", None)
+    solver = result.to_dict() if result is not None else None
+    if solver is not None:
+        solver["certificate"] = certificate_of(estimator)
+    out["solver"] = solver
+    init_tree = getattr(estimator, "init_tree_", None)
+    out["init_tree"] = init_tree.to_dict() if init_tree is not None else None
+    return out
+
+
+def _candidates(grid: dict, depth: int) -> list[dict]:
+    """Every combination of a tune grid; ``depth`` values above the run's depth are left out."""
+    keys = list(grid)
+    values = [[v for v in grid[k] if k != TUNE_DEPTH or v <= depth] or ([depth] if k == TUNE_DEPTH else grid[k])
+              for k in keys]
+    return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
+
+
+def _best(task: str, trials: list) -> dict:
+    """The best trial: highest mean validation score; ties to fewer leaves, then to the candidate
+    that comes last in sorted order (the larger penalty: the simpler model)."""
+    def key(item):
+        order, trial = item
+        return (-_main_score(task, trial["validation"]), trial["n_leaves"], -order)
+
+    return min(enumerate(trials), key=key)[1]["params"]
+
+
+# ---------------------------------------------------------------------------- holdout: evaluation
+def holdout(spec, method, force_single_thread: bool) -> dict:
+    """Split, tune on validation (if the method entry has ``tune``), refit on train+validation, score."""
+    params, execution = _run_params(spec, method, force_single_thread)
     data = split_data(spec, method.task)
     out: dict = {
-        "execution": {"force_single_thread": force_single_thread, "threads_forced": threads_forced},
+        "execution": execution,
         "data": {
             "n_train": len(data.y_train),
             "n_validation": None if data.y_val is None else len(data.y_val),
@@ -144,46 +250,24 @@ def holdout(spec, method, force_single_thread: bool) -> dict:
             "stratified": data.stratified,
         },
     }
+    chosen: dict = {}
     if "tune" in spec.method:
         chosen, trials = _tune(method, params, spec, data)
-        params.update(chosen)
         out["tuning"] = {"chosen": chosen, "trials": trials}
     X_fit, y_fit = data.X_train, data.y_train
     if data.y_val is not None:  # the final fit (after tuning, if any) uses train + validation
         X_fit, y_fit = np.vstack([data.X_train, data.X_val]), np.concatenate([data.y_train, data.y_val])
-    out["execution"]["params"] = params
-
-    estimator = method.make(params, spec.depth, spec.seed)
-    t = time.perf_counter()
-    estimator.fit(X_fit, y_fit)
-    fit_time = time.perf_counter() - t
-    tree = method.tree_of(estimator)
-    metrics = {f"train_{k}": v for k, v in score(method.task, y_fit, estimator.predict(X_fit)).items()}
-    if data.y_test is not None:
-        metrics.update({f"test_{k}": v for k, v in score(method.task, data.y_test, estimator.predict(data.X_test)).items()})
-    metrics.update(n_fit=len(y_fit), n_leaves=int(tree.n_leaves), depth=int(tree.max_depth), fit_time=fit_time)
-    out.update(metrics=metrics, tree=tree.to_dict())
-    if method.task == "classification":
-        out["classes"] = np.asarray(estimator.classes_).tolist()
-    result = getattr(estimator, "result_", None)
-    out["solver"] = result.to_dict() if result is not None else None
-    init_tree = getattr(estimator, "init_tree_", None)
-    out["init_tree"] = init_tree.to_dict() if init_tree is not None else None
+    execution["params"] = {**params, **{k: v for k, v in chosen.items() if k != TUNE_DEPTH}}
+    estimator = make_estimator(method, params, chosen, spec.depth, spec.seed)
+    out.update(fit_and_score(method, estimator, X_fit, y_fit, data.X_test, data.y_test))
     return out
 
 
 def _tune(method, params: dict, spec, data: Split) -> tuple[dict, list]:
-    """Fit every candidate on train, score on validation.
-
-    The best validation score wins; ties go to fewer leaves, then to the candidate
-    that comes last in sorted order (the larger penalty: the simpler model).
-    """
-    grid = spec.method["tune"]
-    keys = list(grid)
-    trials, best, best_key = [], None, None
-    for order, combo in enumerate(itertools.product(*(grid[k] for k in keys))):
-        candidate = dict(zip(keys, combo))
-        estimator = method.make({**params, **candidate}, spec.depth, spec.seed)
+    """Fit every candidate on train, score on validation; :func:`_best` picks the winner."""
+    trials = []
+    for candidate in _candidates(spec.method["tune"], spec.depth):
+        estimator = make_estimator(method, params, candidate, spec.depth, spec.seed)
         t = time.perf_counter()
         estimator.fit(data.X_train, data.y_train)
         fit_time = time.perf_counter() - t
@@ -199,10 +283,111 @@ def _tune(method, params: dict, spec, data: Split) -> tuple[dict, list]:
                 "solver_status": None if result is None else result.status,
             }
         )
-        key = (-_main_score(method.task, val), n_leaves, -order)
-        if best_key is None or key < best_key:
-            best, best_key = candidate, key
-    return best, trials
+    return _best(method.task, trials), trials
 
 
 register(Protocol(DEFAULT, "train/test split (optional validation set for tuning), scored on both", holdout))
+
+
+# ---------------------------------------------------------------------------- cross-validation
+CV_DEFAULTS = {"folds": 5, "inner_folds": 3, "stratify": True}
+
+
+def cv_units(settings: dict) -> list[dict]:
+    """One run per outer fold."""
+    return [{"fold": f} for f in range(settings["folds"])]
+
+
+def fold_indices(y, task: str, folds: int, seed: int, stratify: bool) -> tuple[list, bool]:
+    """The ``folds`` (train, test) index pairs of a shuffled k-fold with ``random_state=seed``.
+
+    Stratified for classification when ``stratify`` and every class has at least ``folds``
+    members (else plain k-fold; the second value says which). The partition depends only on
+    the data, ``folds``, ``seed`` and ``stratify``: every method of a grid point sees the same
+    folds, so their scores pair up fold by fold.
+    """
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    if folds > len(y):
+        raise ValueError(f"{folds}-fold cross-validation needs at least {folds} rows, got {len(y)}")
+    stratified = False
+    if task == "classification" and stratify:
+        _, counts = np.unique(y, return_counts=True)
+        stratified = bool(counts.min() >= folds)
+    splitter = (StratifiedKFold if stratified else KFold)(n_splits=folds, shuffle=True, random_state=seed)
+    return list(splitter.split(np.zeros((len(y), 1)), y if stratified else None)), stratified
+
+
+def _fold_record(spec, method, force_single_thread: bool, nested: bool) -> dict:
+    params, execution = _run_params(spec, method, force_single_thread)
+    cv = spec.identity["cv"]
+    d = spec.dataset
+    X, y, _ = _datasets.load_dataset(d["name"], d["params"], root=spec.root)
+    fold = spec.identity["fold"]
+    pairs, stratified = fold_indices(y, method.task, cv["folds"], spec.seed, cv["stratify"])
+    train, test = pairs[fold]
+    X_train, y_train, X_test, y_test = X[train], y[train], X[test], y[test]
+    out: dict = {
+        "execution": execution,
+        "data": {
+            "n_train": len(train),
+            "n_validation": None,
+            "n_test": len(test),
+            "n_features": X.shape[1],
+            "n_classes": int(len(np.unique(y))) if method.task == "classification" else None,
+            "stratified": stratified,
+            "fold": fold,
+            "folds": cv["folds"],
+            "repeat": spec.seed,
+        },
+    }
+    chosen: dict = {}
+    if nested and "tune" in spec.method:
+        chosen, trials, inner_stratified = _tune_inner(method, params, spec, X_train, y_train)
+        out["tuning"] = {"chosen": chosen, "trials": trials, "inner_folds": cv["inner_folds"],
+                         "inner_stratified": inner_stratified}
+    execution["params"] = {**params, **{k: v for k, v in chosen.items() if k != TUNE_DEPTH}}
+    estimator = make_estimator(method, params, chosen, spec.depth, spec.seed)
+    out.update(fit_and_score(method, estimator, X_train, y_train, X_test, y_test))
+    return out
+
+
+def _tune_inner(method, params: dict, spec, X, y) -> tuple[dict, list, bool]:
+    """Every candidate fitted on each inner training part and scored on its validation fold;
+    the best mean validation score wins (:func:`_best`)."""
+    cv = spec.identity["cv"]
+    pairs, stratified = fold_indices(y, method.task, cv["inner_folds"], spec.seed, cv["stratify"])
+    trials = []
+    for candidate in _candidates(spec.method["tune"], spec.depth):
+        scores, leaves, times, unproven = [], [], [], 0
+        for inner_train, inner_val in pairs:
+            estimator = make_estimator(method, params, candidate, spec.depth, spec.seed)
+            t = time.perf_counter()
+            estimator.fit(X[inner_train], y[inner_train])
+            times.append(time.perf_counter() - t)
+            scores.append(score(method.task, y[inner_val], estimator.predict(X[inner_val])))
+            leaves.append(int(method.tree_of(estimator).n_leaves))
+            result = getattr(estimator, "result_", None)
+            unproven += int(result is not None and not result.proven_optimal)
+        validation = {k: float(np.mean([s[k] for s in scores])) for k in scores[0]}
+        trials.append({"params": candidate, "validation": validation, "n_leaves": float(np.mean(leaves)),
+                       "fit_time": float(np.sum(times)), "unproven_fits": unproven})
+    return _best(method.task, trials), trials, stratified
+
+
+def cross_validation(spec, method, force_single_thread: bool) -> dict:
+    """One outer fold: fit on the other folds, score on this one (no tuning)."""
+    return _fold_record(spec, method, force_single_thread, nested=False)
+
+
+def nested_cross_validation(spec, method, force_single_thread: bool) -> dict:
+    """One outer fold: tune on inner folds of its training part, refit on all of it, score on this fold."""
+    return _fold_record(spec, method, force_single_thread, nested=True)
+
+
+register(Protocol("cv", "k-fold cross-validation ([cv] folds), stratified for classification; one run per fold; "
+                  "each seed one repetition (several seeds: repeated k-fold)", cross_validation,
+                  settings="cv", units=cv_units, tunes=None))
+register(Protocol("nested-cv", "as cv, with each method's `tune` grid (params and depth) chosen by an inner "
+                  "k-fold ([cv] inner_folds) on the outer training part", nested_cross_validation,
+                  settings="cv", units=cv_units, tunes="inner-cv"))

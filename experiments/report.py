@@ -3,8 +3,10 @@
 Writes into DIR:
 
 * ``runs.csv`` (and ``runs.parquet`` when pyarrow is installed): one row per record;
-* ``summary.csv``: mean and standard deviation over seeds per dataset × depth × method;
-* ``report.md``: the same as markdown, plus greedy-vs-optimal pivots and failed runs.
+* ``summary.csv``: mean and standard deviation over seeds (and folds) per dataset × depth × method;
+* ``stats.csv``: paired greedy-vs-optimal statistics (:mod:`experiments.stats`);
+* ``report.md``: "Greedy vs optimal" (the paired statistics), then the summary as markdown,
+  a pivot of mean scores and failed runs.
 
 Scores are accuracy for classification and R² for regression (MSE is in the runs table).
 """
@@ -17,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import records as _records
+from . import stats as _stats
 
 GROUP = ["dataset", "depth", "method"]
 
@@ -53,6 +56,7 @@ def _row(rec: _records.RunRecord) -> dict:
         "method": cfg.get("method_label"),
         "depth": cfg.get("depth"),
         "seed": cfg.get("seed"),
+        "fold": cfg.get("fold"),
         "kind": rec.kind,
         "task": task,
         "start": (method.get("params") or {}).get("start"),
@@ -72,6 +76,8 @@ def _row(rec: _records.RunRecord) -> dict:
         "duration": rec.duration,
         "solver_status": s.get("status"),
         "proven_optimal": s.get("proven_optimal"),
+        "certificate": s.get("certificate", _certificate(s)),
+        "warm_up_time": (rec.execution or {}).get("warm_up_time"),
         "objective": s.get("objective"),
         "bound": s.get("bound"),
         "gap": s.get("gap"),
@@ -93,6 +99,16 @@ def _row(rec: _records.RunRecord) -> dict:
     }
 
 
+def _certificate(solver: dict) -> str | None:
+    """What settled an optimal fit, for records written before the protocols stored it."""
+    if not solver:
+        return None
+    certificate = (solver.get("acceleration") or {}).get("certificate")
+    if certificate:
+        return certificate
+    return "mip" if solver.get("proven_optimal") else "unproven"
+
+
 def _grid_order(out_dir: Path, df):
     """Sort rows by the order of the last submitted grid (file order), then by label."""
     try:
@@ -103,7 +119,8 @@ def _grid_order(out_dir: Path, df):
     df = df.assign(_pos=df["run_id"].map(position).fillna(len(position)))
     first = df.groupby("dataset", sort=False)["_pos"].transform("min")
     mfirst = df.groupby("method", sort=False)["_pos"].transform("min")
-    df = df.assign(_d=first, _m=mfirst).sort_values(["_d", "dataset", "depth", "_m", "method", "seed"], kind="stable")
+    df = df.assign(_d=first, _m=mfirst).sort_values(["_d", "dataset", "depth", "_m", "method", "seed", "fold"],
+                                                    kind="stable")
     return df.drop(columns=["_pos", "_d", "_m"]).reset_index(drop=True)
 
 
@@ -124,8 +141,15 @@ def aggregate(df):
         **{f"{c}_sd": (c, "std") for c in numeric},
         proven=("proven_optimal", "sum"),
         mip_runs=("proven_optimal", "count"),
+        settled_by=("certificate", _settled),
     )
     return out.reset_index()
+
+
+def _settled(certificates) -> str:
+    """``"engine 5"``, ``"engine 3, unproven 2"``: what settled a group's optimal fits (empty for greedy)."""
+    counts = certificates.dropna().value_counts()
+    return ", ".join(f"{k} {v}" for k, v in counts.items())
 
 
 def _pm(mean, sd, digits: int) -> str:
@@ -142,12 +166,93 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def markdown_report(df, agg, title: str) -> str:
+def _num(value, digits: int = 3, signed: bool = False) -> str:
+    if value is None or not np.isfinite(value):
+        return "—" if value is None or np.isnan(value) else ("+∞" if value > 0 else "−∞")
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def _p(value) -> str:
+    if value is None or not np.isfinite(value):
+        return "—"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def stats_markdown(table, agg=None) -> str:
+    """The "Greedy vs optimal" section: per dataset, then across datasets, test and train scores."""
+    if table is None or not len(table):
+        return ""
+    parts = ["## Greedy vs optimal", "",
+             f"Paired by seed and fold: Δ = optimal − greedy score (accuracy or R²), mean over the pairs with "
+             f"a 95 % interval and p from the corrected resampled t-test (Nadeau & Bengio); across datasets the "
+             f"Wilcoxon signed-rank test over the per-dataset means, win/tie/loss by mean Δ. p is Holm-corrected "
+             f"within each table; * marks p < {_stats.ALPHA}. Effect size: d_z = mean Δ / sd Δ per dataset, "
+             f"rank-biserial r across datasets. proven = optimal fits proven optimal; † a row with unproven "
+             f"optimal fits (their trees are the best found within the time limit, not certified). "
+             f"settled by: `engine` = the exact engine proved the tree (no MIP solved), `mip` = a MIP solve "
+             f"proved it, `unproven` = stopped by a limit.", ""]
+    for (greedy, optimal), pair in table.groupby(["greedy", "optimal"], sort=False):
+        parts += [f"### {optimal} vs {greedy}", ""]
+        for which, title in (("test", "test score (generalises better?)"), ("train", "training score (fits better?)")):
+            rows = []
+            sub = pair[(pair["level"] == "dataset") & (pair["score"] == which)]
+            for r in sub.itertuples(index=False):
+                rows.append([
+                    r.dataset, r.depth, r.n_pairs, _num(r.greedy_mean), _num(r.optimal_mean),
+                    f"{_num(r.diff, signed=True)} [{_num(r.ci_low, signed=True)}, {_num(r.ci_high, signed=True)}]",
+                    _p(r.p_holm) + (" *" if r.significant else ""), _num(r.effect_size, 2),
+                    f"{r.proven}/{r.optimal_fits}" + (" †" if r.unproven else ""), r.settled_by,
+                ])
+            if rows:
+                parts += [f"Per dataset, {title}:", "", markdown_table(
+                    ["dataset", "depth", "pairs", greedy, optimal, "Δ [95 % CI]", "p (Holm)", "d_z", "proven",
+                     "settled by"], rows), ""]
+        rows = []
+        across = pair[pair["level"] == "across"]
+        for r in across.itertuples(index=False):
+            rows.append([
+                r.depth, r.score, r.n_pairs, _num(r.diff, signed=True),
+                f"{int(r.wins)}/{int(r.ties)}/{int(r.losses)}", _p(r.p_holm) + (" *" if r.significant else ""),
+                _num(r.effect_size, 2), f"{r.proven}/{r.optimal_fits}" + (" †" if r.unproven else ""),
+            ])
+        if rows:
+            parts += ["Across datasets:", "", markdown_table(
+                ["depth", "score", "datasets", "mean Δ", "win/tie/loss", "Wilcoxon p (Holm)", "r", "proven"],
+                rows), ""]
+    note = identical_note(agg) if agg is not None else ""
+    if note:
+        parts += [note, ""]
+    return "\n".join(parts)
+
+
+def identical_note(agg) -> str:
+    """Say where two optimal formulations are identical because the exact engine settled both."""
+    if agg is None or not len(agg) or "settled_by" not in agg:
+        return ""
+    mip = agg[agg["kind"] == "mip"]
+    cells = []
+    for (dataset, depth), sub in mip.groupby(["dataset", "depth"], sort=False):
+        engine_only = [m for m, s, n in zip(sub["method"], sub["settled_by"], sub["runs"]) if s == f"engine {n}"]
+        if len(engine_only) > 1:
+            cells.append(f"{dataset} d={depth} ({', '.join(engine_only)})")
+    if not cells:
+        return ""
+    return ("Identical by construction: the exact engine settled every fit of these optimal methods, so no MIP "
+            "formulation was solved and their trees are the same optimum: " + "; ".join(cells) + ".")
+
+
+def markdown_report(df, agg, title: str, stats=None) -> str:
     n_done = int((df["status"] == "done").sum())
     n_failed = int((df["status"] != "done").sum())
+    n_folds = df["fold"].nunique() if "fold" in df and df["fold"].notna().any() else 0
+    over = "seeds × folds" if n_folds else "seeds"
     parts = [f"# {title}", "", f"{len(df)} runs: {n_done} done, {n_failed} failed. "
-             "Scores: accuracy (classification) or R² (regression); mean ± sd over seeds; "
-             "optimal = runs proven optimal by the solver; time = final fit, seconds.", ""]
+             f"Scores: accuracy (classification) or R² (regression); mean ± sd over {over}; "
+             "optimal = runs proven optimal by the solver; settled by = what proved them; time = final fit, "
+             "seconds (the exact engine's one-off compilation excluded, see warm_up_time in runs.csv).", ""]
+    section = stats_markdown(stats, agg)
+    if section:
+        parts += [section, "## All runs", ""]
     rows = []
     for r in agg.itertuples(index=False):
         optimal = f"{int(r.proven)}/{int(r.mip_runs)}" if r.mip_runs else "—"
@@ -163,16 +268,19 @@ def markdown_report(df, agg, title: str) -> str:
                 _pm(r.fit_time_mean, r.fit_time_sd, 2),
                 _pm(r.gap_mean, r.gap_sd, 3) if r.mip_runs else "—",
                 _pm(r.n_leaves_mean, None, 1),
+                r.settled_by or "—",
             ]
         )
     parts.append(
-        markdown_table(["dataset", "depth", "method", "runs", "train", "test", "optimal", "time (s)", "gap", "leaves"], rows)
+        markdown_table(["dataset", "depth", "method", "runs", "train", "test", "optimal", "time (s)", "gap", "leaves",
+                        "settled by"], rows)
     )
     if len(agg):
-        parts += ["", "## Greedy vs optimal: mean train / test score", ""]
+        parts += ["", "## Mean train / test score by method", ""]
         methods = list(dict.fromkeys(agg["method"]))
         kinds = dict(zip(agg["method"], agg["kind"]))
-        header = ["dataset", "depth"] + [f"{m} ({kinds[m]})" if kinds[m] else m for m in methods]
+        header = ["dataset", "depth"] + [f"{m} ({'optimal' if kinds[m] == 'mip' else kinds[m]})" if kinds[m] else m
+                                         for m in methods]
         cells = {(r.dataset, r.depth, r.method): r for r in agg.itertuples(index=False)}
         pivot_rows = []
         for dataset, depth in dict.fromkeys(zip(agg["dataset"], agg["depth"])):
@@ -207,11 +315,13 @@ def summarize(out_dir: Path) -> tuple[str, list[Path]]:
         title = json.loads((out_dir / "grid.json").read_text())["name"]
     except (OSError, ValueError, KeyError):
         title = out_dir.name
-    text = markdown_report(df, agg, f"Results: {title}")
-    written = [out_dir / "runs.csv", out_dir / "summary.csv", out_dir / "report.md"]
+    stats = _stats.stats_table(df)
+    text = markdown_report(df, agg, f"Results: {title}", stats)
+    written = [out_dir / "runs.csv", out_dir / "summary.csv", out_dir / "stats.csv", out_dir / "report.md"]
     df.to_csv(written[0], index=False)
     agg.to_csv(written[1], index=False)
-    written[2].write_text(text, encoding="utf-8")
+    stats.to_csv(written[2], index=False)
+    written[3].write_text(text, encoding="utf-8")
     try:
         import pyarrow  # noqa: F401
     except ImportError:
