@@ -30,6 +30,23 @@ Usage::
     python -m experiments.bench_certified --constraint forbid --depths 2 3 --time-limit 60
     python -m experiments.bench_certified --constraint max_features --depths 2 3 --time-limit 60
     python -m experiments.bench_certified --quick
+
+Regression (``--task regression``): the default ``OptimalTreeRegressor`` (``--loss squared``,
+or ``absolute``) on :data:`REGRESSION_SETS` (diabetes, xor_regression, Friedman 1-3, concrete,
+airfoil and variants; 300-5 000 rows). Per data set × depth: proven or not and by what
+(``result_.acceleration["certificate"]`` when present, else "MIP" when the MIP proved it),
+the fit time, the training loss as a fraction of the constant model's (SSE/SST for squared
+error, SAE/SAD around the median for absolute error) of the fit, of greedy CART at the same
+depth, and of STreeD (``pystreed``) on every midpoint threshold as a binary feature (the same
+split space; :mod:`experiments._peers`; squared error only, "-" for absolute), STreeD's time
+and the ratio fit / STreeD. Losses are computed here from each model's predictions, never
+from a solver's objective. "check" flags a proof above STreeD's proven optimum ("FALSE
+PROOF") and a fit below it ("BELOW PEER"); both would be bugs. Rows say where STreeD stopped
+at ``--reference-limit`` or was not run because the encoding was too large::
+
+    python -m experiments.bench_certified --task regression                   # depths 2 3, 60 s
+    python -m experiments.bench_certified --task regression --quick --time-limit 5
+    python -m experiments.bench_certified --task regression --loss absolute --depths 2 3
 """
 
 from __future__ import annotations
@@ -208,6 +225,173 @@ def run(name, depth, time_limit, constraint, acceleration="all", reference_limit
     }
 
 
+# ---------------------------------------------------------------- regression
+
+#: name -> (optitree.datasets name, loader params, rows to subsample or None, decimals to round X to or None)
+REGRESSION_SETS = {
+    "diabetes": ("diabetes", {}, None, None),
+    "xor_regression": ("xor_regression", {}, None, None),
+    "xor_regression_5000": ("xor_regression", {"n": 5000, "noise": 0.5, "seed": 1}, None, 2),
+    "friedman1": ("friedman1", {}, None, None),
+    "friedman1_300": ("friedman1", {"n": 300, "seed": 1}, None, None),
+    "friedman2": ("friedman2", {}, None, None),
+    "friedman3": ("friedman3", {}, None, None),
+    "concrete": ("concrete", {}, None, None),
+    "concrete_300": ("concrete", {}, 300, None),
+    "airfoil": ("airfoil", {}, None, None),
+    "airfoil_500": ("airfoil", {}, 500, None),
+}
+QUICK_REGRESSION = ("diabetes", "xor_regression", "concrete_300", "airfoil_500")
+
+
+def load_regression(name):
+    """``(X, y)`` of a :data:`REGRESSION_SETS` entry; subsamples draw rows with ``RandomState(0)``."""
+    from optitree import datasets
+
+    dataset, params, rows, decimals = REGRESSION_SETS[name]
+    X, y, _ = datasets.load(dataset, **params)
+    if rows is not None and rows < X.shape[0]:
+        keep = np.sort(np.random.RandomState(0).choice(X.shape[0], rows, replace=False))
+        X, y = X[keep], y[keep]
+    if decimals is not None:
+        X = np.round(X, decimals)
+    return np.ascontiguousarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+
+
+def _loss_fraction(loss, y, prediction):
+    """Training loss of ``prediction`` over the constant model's: SSE/SST or SAE/SAD (around the median)."""
+    from ._peers import sae, sse
+
+    if loss == "squared":
+        return sse(y, prediction) / max(sse(y, np.full_like(y, y.mean())), 1e-300)
+    return sae(y, prediction) / max(sae(y, np.full_like(y, np.median(y))), 1e-300)
+
+
+def warm_up_regression():
+    """Compile the regressor's kernels on tiny data so no fit in the table pays for it."""
+    from optitree import OptimalTreeRegressor
+
+    rng = np.random.RandomState(0)
+    X, y = rng.rand(40, 3), rng.rand(40)
+    for loss in ("squared", "absolute"):
+        try:
+            OptimalTreeRegressor(max_depth=2, loss=loss, time_limit=5).fit(X, y)
+        except Exception:  # noqa: BLE001 - a warm-up only
+            pass
+
+
+def run_regression(name, depth, time_limit, loss="squared", reference_limit=REFERENCE_LIMIT, acceleration=None):
+    """One row of the regression table (see the module docstring)."""
+    from greedy import CARTRegressor
+    from optitree import OptimalTreeRegressor
+
+    from ._peers import run_streed
+
+    X, y = load_regression(name)
+    row = {"dataset": name, "n×p": f"{X.shape[0]}×{X.shape[1]}", "depth": depth}
+    # the exact peer first (squared error only: STreeD has no absolute-error regression task)
+    peer, peer_time, peer_optimal = None, None, False
+    if loss == "squared":
+        ref = run_streed(X, y, depth, time_limit=reference_limit)
+        peer_time = ref["seconds"]
+        if ref["sse"] is not None:
+            peer = ref["sse"] / max(float(((y - y.mean()) ** 2).sum()), 1e-300)
+        peer_optimal = ref["status"] == "optimal"
+        if ref["status"] == "optimal":
+            peer_text = f"{peer:.4f}"
+        elif ref["status"] == "time limit":
+            peer_text = f"<={peer:.4f} (STreeD stopped at {reference_limit:g} s)"
+        elif ref["status"] == "too many binary features":
+            peer_text = f"not run: {ref['n_binary']} binary features × {X.shape[0]} rows too large"
+        else:
+            peer_text = "STreeD: no tree"
+    else:
+        peer_text = "-"
+    cart = CARTRegressor(max_depth=depth, criterion="squared_error" if loss == "squared" else "absolute_error",
+                         random_state=0).fit(X, y)
+    cart_loss = _loss_fraction(loss, y, cart.predict(X))
+    kwargs = {} if acceleration is None else {"acceleration": acceleration}
+    t0 = time.perf_counter()
+    try:
+        reg = OptimalTreeRegressor(max_depth=depth, loss=loss, time_limit=time_limit, **kwargs).fit(X, y)
+        error = None
+    except Exception as exc:  # noqa: BLE001 - a benchmark row says what went wrong and goes on
+        reg, error = None, f"{type(exc).__name__}: {exc}"
+    fit_time = time.perf_counter() - t0
+    if reg is None:
+        print(f"{name} depth {depth}: {error}", flush=True)
+        proven, by, gap, ours = False, f"error ({error[:60]})", "-", None
+    else:
+        r = reg.result_
+        acc = getattr(r, "acceleration", None) or {}
+        proven = bool(r.proven_optimal)
+        by = acc.get("certificate") or ("MIP" if proven else "-")
+        gap = "-" if r.gap is None else f"{r.gap:.1%}"
+        ours = _loss_fraction(loss, y, reg.predict(X))
+    check = ""
+    if ours is not None and peer is not None and peer_optimal:
+        tol = 1e-7 * max(peer, 1e-12) + 1e-12
+        if ours < peer - tol:
+            check = "BELOW PEER"
+        elif proven and ours > peer + tol:
+            check = "FALSE PROOF"
+        else:
+            check = "= optimum" if abs(ours - peer) <= tol else f"+{ours - peer:.4f}"
+    ratio = None
+    if peer_time is not None and peer_time > 0:
+        ratio = fit_time / max(peer_time, 1e-3)
+    row.update({
+        "proven": "yes" if proven else "no", "by": by, "fit s": f"{fit_time:.2f}", "gap": gap,
+        ("SSE/SST" if loss == "squared" else "SAE/SAD"): "-" if ours is None else f"{ours:.4f}",
+        "CART": f"{cart_loss:.4f}", "STreeD": peer_text,
+        "STreeD s": "-" if peer_time is None else f"{peer_time:.3f}",
+        "ratio": "-" if ratio is None else (f"{ratio:.2f}" if peer_optimal else f"<={ratio:.2f}"),
+        "check": check,
+        "_proven": proven, "_fit": fit_time, "_ratio": ratio if peer_optimal else None,
+        "_peer_unfinished": loss == "squared" and not peer_optimal, "_better_than_cart":
+            ours is not None and ours < cart_loss - 1e-12, "_at_optimum": check == "= optimum",
+        "_bug": check in ("BELOW PEER", "FALSE PROOF"),
+    })
+    return row
+
+
+def main_regression(args):
+    names = args.sets or list(QUICK_REGRESSION if args.quick else REGRESSION_SETS)
+    unknown = sorted(set(names) - set(REGRESSION_SETS))
+    if unknown:
+        raise SystemExit(f"unknown regression sets {unknown}; choose from {', '.join(REGRESSION_SETS)}")
+    warm_up_regression()
+    acceleration = None if args.acceleration == "all" else args.acceleration
+    rows = []
+    for depth in args.depths:
+        for name in names:
+            row = run_regression(name, depth, args.time_limit, args.loss, args.reference_limit, acceleration)
+            rows.append(row)
+            print({k: v for k, v in row.items() if not k.startswith("_")}, flush=True)
+    shown = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+    if shown:
+        print(markdown_table(list(shown[0]), [list(r.values()) for r in shown]))
+    for depth in args.depths:
+        sel = [r for r in rows if r["depth"] == depth]
+        if not sel:
+            continue
+        ratios = [r["_ratio"] for r in sel if r["_ratio"] is not None]
+        line = (f"depth {depth} ({args.loss}): {sum(r['_proven'] for r in sel)}/{len(sel)} proven, "
+                f"median fit {np.median([r['_fit'] for r in sel]):.2f} s, max fit {max(r['_fit'] for r in sel):.1f} s, "
+                f"better than CART on {sum(r['_better_than_cart'] for r in sel)}")
+        if args.loss == "squared":
+            unfinished = [r for r in sel if r["_peer_unfinished"]]
+            line += (f", at the STreeD optimum on {sum(r['_at_optimum'] for r in sel)}/{len(sel) - len(unfinished)}"
+                     f", median ratio to STreeD "
+                     + (f"{np.median(ratios):.2f}x over {len(ratios)}" if ratios else "- (no STreeD proof)")
+                     + f", STreeD unfinished or not run on {len(unfinished)}"
+                     + (f" (ours proven on {sum(r['_proven'] for r in unfinished)})" if unfinished else ""))
+        bugs = sum(r["_bug"] for r in sel)
+        if bugs:
+            line += f", {bugs} CHECK FAILURES (see 'check')"
+        print(line)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
@@ -219,8 +403,16 @@ def main(argv=None):
     parser.add_argument("--acceleration", default="all", help="the estimator's acceleration (default: all)")
     parser.add_argument("--sets", nargs="+", help="data sets to run (default: all, or the quick ones)")
     parser.add_argument("--reference-limit", type=float, default=REFERENCE_LIMIT,
-                        help="seconds for the reference optimum (ConTree; the engine under a constraint)")
+                        help="seconds for the reference optimum (ConTree; the engine under a constraint; "
+                        "STreeD for regression)")
+    parser.add_argument("--task", default="classification", choices=("classification", "regression"))
+    parser.add_argument("--loss", default="squared", choices=("squared", "absolute"),
+                        help="regression loss (--task regression only; STreeD is compared for squared only)")
     args = parser.parse_args(argv)
+    if args.task == "regression":
+        if args.constraint != "none":
+            parser.error("--constraint applies to --task classification only")
+        return main_regression(args)
     names = args.sets or (list(QUICK) if args.quick else [*SETS, *GENERATED])
     warm_up()
     rows = []
