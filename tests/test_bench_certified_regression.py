@@ -1,0 +1,134 @@
+"""``experiments.bench_certified --task regression``: its rows and checks, with stand-in estimators (fast).
+
+The stand-ins make the outcome known without solving anything: a tree claimed proven that
+is worse than STreeD's optimum must be flagged, a fit below a proven optimum must be
+flagged, a failing fit gives a row that says so. The losses in the row are checked against
+an independent brute force (depth 1: every midpoint of every feature).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import optitree
+from experiments import bench_certified as bc
+
+pytest.importorskip("pystreed")
+
+
+def _best_stump_sse(X, y):
+    best = float(((y - y.mean()) ** 2).sum())
+    for j in range(X.shape[1]):
+        v = np.unique(X[:, j])
+        for t in (v[:-1] + v[1:]) / 2:
+            left = X[:, j] <= t
+            a, b = y[left], y[~left]
+            best = min(best, float(((a - a.mean()) ** 2).sum() + ((b - b.mean()) ** 2).sum()))
+    return best
+
+
+class _Result:
+    def __init__(self, proven):
+        self.proven_optimal, self.gap, self.objective, self.bound = proven, 0.0 if proven else None, 0.0, 0.0
+        self.acceleration = {"certificate": "engine"} if proven else {}
+
+
+class _ConstantClaimsProof:
+    """Predicts the mean and claims a proof: a false proof whenever a split helps."""
+
+    def __init__(self, max_depth, loss, time_limit, **kwargs):
+        self.loss = loss
+
+    def fit(self, X, y):
+        self.value_ = float(np.mean(y)) if self.loss == "squared" else float(np.median(y))
+        self.result_ = _Result(True)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.value_)
+
+
+class _Memorises(_ConstantClaimsProof):
+    """Returns the training targets themselves: below any depth-1 optimum on noisy data."""
+
+    def fit(self, X, y):
+        self.y_, self.result_ = np.asarray(y, float), _Result(False)
+        return self
+
+    def predict(self, X):
+        return self.y_
+
+
+class _Fails(_ConstantClaimsProof):
+    def fit(self, X, y):
+        raise RuntimeError("no feasible tree")
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    monkeypatch.setitem(bc.REGRESSION_SETS, "tiny", ("friedman3", {"n": 60, "seed": 0}, None, None))
+    monkeypatch.setattr(bc, "warm_up_regression", lambda: None)
+    X, y = bc.load_regression("tiny")
+    return X, y
+
+
+def test_load_regression_subsamples_and_rounds(monkeypatch):
+    monkeypatch.setitem(bc.REGRESSION_SETS, "sub", ("concrete", {}, 300, None))
+    monkeypatch.setitem(bc.REGRESSION_SETS, "rounded", ("xor_regression", {"n": 250}, None, 2))
+    X, y = bc.load_regression("sub")
+    assert X.shape == (300, 8) and np.array_equal(X, bc.load_regression("sub")[0])
+    full_X, full_y = bc.load_regression("concrete")
+    rows = {tuple(r) + (v,) for r, v in zip(full_X, full_y)}
+    assert all(tuple(r) + (v,) in rows for r, v in zip(X, y))  # a subsample of the real rows
+    Xr, _ = bc.load_regression("rounded")
+    assert np.array_equal(Xr, np.round(Xr, 2)) and Xr.shape == (250, 6)
+    assert len(bc.REGRESSION_SETS) >= 10
+    for name in bc.REGRESSION_SETS:  # the benchmark's sizes: 200-5 000 rows
+        dataset, params, rows_, _ = bc.REGRESSION_SETS[name]
+        from optitree import datasets
+
+        n = rows_ or datasets.load(dataset, **params)[0].shape[0]
+        assert 200 <= n <= 5000, name
+
+
+def test_false_proof_is_flagged_and_losses_are_right(tiny, monkeypatch):
+    X, y = tiny
+    monkeypatch.setattr(optitree, "OptimalTreeRegressor", _ConstantClaimsProof)
+    row = bc.run_regression("tiny", 1, 1.0, "squared", reference_limit=30)
+    sst = float(((y - y.mean()) ** 2).sum())
+    optimum = _best_stump_sse(X, y) / sst
+    assert row["STreeD"] == f"{optimum:.4f}"  # STreeD on every midpoint = brute force
+    assert row["CART"] == f"{optimum:.4f}"  # at depth 1 greedy CART is optimal too
+    assert row["SSE/SST"] == "1.0000" and row["proven"] == "yes" and row["by"] == "engine"
+    assert row["check"] == "FALSE PROOF" and row["_bug"]
+
+
+def test_below_peer_and_failure_rows(tiny, monkeypatch):
+    monkeypatch.setattr(optitree, "OptimalTreeRegressor", _Memorises)
+    row = bc.run_regression("tiny", 1, 1.0, "squared", reference_limit=30)
+    assert row["check"] == "BELOW PEER" and row["proven"] == "no" and row["SSE/SST"] == "0.0000"
+    monkeypatch.setattr(optitree, "OptimalTreeRegressor", _Fails)
+    row = bc.run_regression("tiny", 1, 1.0, "squared", reference_limit=30)
+    assert row["proven"] == "no" and "no feasible tree" in row["by"] and row["SSE/SST"] == "-"
+
+
+def test_absolute_loss_has_no_streed_column(tiny, monkeypatch):
+    X, y = tiny
+    monkeypatch.setattr(optitree, "OptimalTreeRegressor", _ConstantClaimsProof)
+    row = bc.run_regression("tiny", 1, 1.0, "absolute", reference_limit=30)
+    assert row["STreeD"] == "-" and row["ratio"] == "-" and row["check"] == ""
+    assert row["SAE/SAD"] == "1.0000"  # the median predictor is the constant model for absolute error
+
+
+def test_main_regression_summary(tiny, monkeypatch, capsys):
+    monkeypatch.setattr(optitree, "OptimalTreeRegressor", _ConstantClaimsProof)
+    bc.main(["--task", "regression", "--sets", "tiny", "--depths", "1", "--time-limit", "1",
+             "--reference-limit", "30"])
+    out = capsys.readouterr().out
+    assert "| tiny | 60×4 | 1 | yes | engine |" in out
+    assert "depth 1 (squared): 1/1 proven" in out and "1 CHECK FAILURES" in out
+    with pytest.raises(SystemExit):
+        bc.main(["--task", "regression", "--constraint", "forbid"])
+    with pytest.raises(SystemExit, match="unknown regression sets"):
+        bc.main(["--task", "regression", "--sets", "iris"])
