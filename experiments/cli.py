@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m experiments", description="Greedy vs optimal decision trees: reproducible experiment grids."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s (optitree {_version()})")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a config's grid, one record per run in DIR/runs")
@@ -54,8 +55,19 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("dir", type=Path)
     plot.add_argument("--plots-dir", type=Path, default=None, help="where to write the PNGs (default DIR/plots)")
 
-    sub.add_parser("list", help="available datasets and methods")
+    sub.add_parser("list", help="available datasets (with their parameters), protocols and methods")
     return parser
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("optitree")
+    except Exception:  # not installed: the source tree's own
+        import optitree
+
+        return getattr(optitree, "__version__", "unknown")
 
 
 def _add_execution_args(p: argparse.ArgumentParser, default_jobs: int | None) -> None:
@@ -157,15 +169,32 @@ def _plot(out_dir: Path, plots_dir: Path | None) -> int:
     return 0
 
 
+def _format_parameters(name: str) -> str:
+    import inspect
+
+    parts = []
+    for key, default in _datasets.dataset_parameters(name).items():
+        parts.append(key if default is inspect.Parameter.empty else f"{key}={default!r}")
+    return ", ".join(parts) if parts else "no parameters"
+
+
 def _list() -> int:
-    print("datasets (name: samples x features, task, description):")
+    print("datasets (name: samples x features, task, description; then `params` it takes, with defaults):")
     for name in _datasets.dataset_names():
+        params = _format_parameters(name)
+        if name == _datasets.CSV_DATASET:
+            print(f"  {name:14s} {'your own file':13s} {'either':14s} a CSV file with a header row; a relative path "
+                  f"is read from the config file's directory")
+            print(f"  {'':14s} params: {params}")
+            continue
         try:
             X, _, info = _datasets.load_dataset(name, {})
-        except (TypeError, ValueError):  # needs parameters (e.g. a path)
+        except (TypeError, ValueError, OSError):  # needs parameters
             print(f"  {name}")
+            print(f"  {'':14s} params: {params}")
             continue
-        print(f"  {name:14s} {X.shape[0]:5d} x {X.shape[1]:<3d} {info['task']:14s} {info['description']}")
+        print(f"  {name:14s} {X.shape[0]:5d} x {X.shape[1]:<3d}   {info['task']:14s} {info['description']}")
+        print(f"  {'':14s} params: {params}")
     print("\nprotocols (config key `protocol`):")
     for name, protocol in sorted(_protocols.PROTOCOLS.items()):
         print(f"  {name:14s} {protocol.description}{'  (default)' if name == _protocols.DEFAULT else ''}")

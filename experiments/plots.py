@@ -1,6 +1,9 @@
 """Figures of a results directory (``python -m experiments plot DIR``), written as PNGs.
 
-* ``accuracy_vs_depth.png`` — train (dashed) and test (solid) score vs depth per dataset, one line per method;
+* ``forest.png`` — per-dataset paired differences optimal − greedy (test and training score) with their
+  95 % intervals from the corrected resampled t-test, one panel per depth (:mod:`experiments.stats`);
+* ``accuracy_vs_depth.png`` — train (dashed) and test (solid) score vs depth per dataset, one line per method,
+  mean ± sd over seeds and folds with every fold's score as a faint dot;
 * ``optimality.png`` — proven-optimal fraction and fit time vs depth (MIP methods; time for all methods);
 * ``progress_<dataset>.png`` — incumbent and bound over time (``optitree`` ``plot_progress``), one panel per
   MIP method variant (cold / CART start side by side) and depth, first seed;
@@ -11,6 +14,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -20,6 +24,7 @@ from . import config as _config
 from . import protocols as _protocols
 from . import records as _records
 from . import report as _report
+from . import stats as _stats
 
 
 def _pyplot():
@@ -49,7 +54,8 @@ def plot_all(out_dir: Path, plots_dir: Path | None = None) -> list[Path]:
     by_id = {r.run_id: r for r in recs}
     plt = _pyplot()
     written = []
-    for name, draw in (("accuracy_vs_depth.png", _accuracy_vs_depth), ("optimality.png", _optimality),
+    for name, draw in (("forest.png", _forest), ("accuracy_vs_depth.png", _accuracy_vs_depth),
+                       ("optimality.png", _optimality),
                        ("gap_over_time.png", lambda df, plt: _gap_over_time(df, by_id, plt))):
         fig = draw(df, plt)
         if fig is not None:
@@ -85,6 +91,61 @@ def _method_colors(methods: list[str]) -> dict:
     return {m: cmap(i % 10) for i, m in enumerate(methods)}
 
 
+def _forest(df, plt):
+    """Per-dataset mean paired difference with its 95 % interval; rows datasets, panels (score, depth)."""
+    from matplotlib.lines import Line2D
+
+    table = _stats.stats_table(df)
+    if not len(table):
+        return None
+    per = table[table["level"] == "dataset"]
+    pairs = list(dict.fromkeys(zip(per["greedy"], per["optimal"])))
+    depths = sorted(per["depth"].unique())
+    scores = [s for s in _stats.SCORES if (per["score"] == s).any()]
+    datasets = list(dict.fromkeys(per["dataset"]))
+    n_rows = len(pairs) * len(scores)
+    fig, axes = plt.subplots(n_rows, len(depths), figsize=(3.4 * len(depths) + 1.2, 0.32 * len(datasets) * n_rows + 1.6),
+                             squeeze=False, sharey=True, layout="constrained")
+    colors = {True: "tab:blue", False: "tab:gray"}
+    for i, ((greedy, optimal), which) in enumerate(itertools.product(pairs, scores)):
+        for j, depth in enumerate(depths):
+            ax = axes[i, j]
+            sub = per[(per["greedy"] == greedy) & (per["optimal"] == optimal) & (per["score"] == which)
+                      & (per["depth"] == depth)].set_index("dataset")
+            for y, dataset in enumerate(datasets):
+                if dataset not in sub.index:
+                    continue
+                r = sub.loc[dataset]
+                low, high = r["ci_low"], r["ci_high"]
+                color = colors[bool(r["significant"])]
+                ax.plot([low, high], [y, y], color=color, lw=1.5)
+                ax.plot([r["diff"]], [y], marker="o", ms=5, color=color,
+                        markerfacecolor=color if r["significant"] else "white")
+                if r["unproven"]:
+                    ax.plot([high], [y], marker="$†$", ms=8, color="tab:red", linestyle="none")
+            ax.axvline(0.0, color="black", lw=0.8)
+            ax.set_yticks(range(len(datasets)))
+            ax.set_yticklabels(datasets, fontsize=8)
+            ax.set_ylim(len(datasets) - 0.5, -0.5)
+            ax.set_title(f"{which} score, depth {depth}", fontsize=9)
+            ax.set_xlabel(f"{optimal} − {greedy}", fontsize=8)
+            ax.tick_params(axis="x", labelsize=8)
+            ax.xaxis.set_major_locator(_max_ticks(4))
+            ax.grid(True, axis="x", alpha=0.3)
+    handles = [Line2D([], [], color="tab:blue", marker="o", label="significant (Holm p < 0.05)"),
+               Line2D([], [], color="tab:gray", marker="o", markerfacecolor="white", label="not significant"),
+               Line2D([], [], color="tab:red", marker="$†$", linestyle="none", label="unproven optimal fits")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8)
+    fig.suptitle("Optimal − greedy, paired by fold: mean and 95 % interval (corrected resampled t)")
+    return fig
+
+
+def _max_ticks(n: int):
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(nbins=n)
+
+
 def _accuracy_vs_depth(df, plt):
     datasets = list(dict.fromkeys(df["dataset"]))
     methods = list(dict.fromkeys(df["method"]))
@@ -96,7 +157,10 @@ def _accuracy_vs_depth(df, plt):
             g = sub[sub["method"] == method].groupby("depth")
             if not len(g):
                 continue
-            dodge = (i - (len(methods) - 1) / 2) * 0.05  # methods with equal scores stay visible side by side
+            dodge = (i - (len(methods) - 1) / 2) * 0.08  # methods with equal scores stay visible side by side
+            runs = sub[sub["method"] == method]
+            ax.plot(runs["depth"] + dodge, runs["test_score"], linestyle="none", marker=".", ms=3, alpha=0.25,
+                    color=colors[method])  # every fold (and seed): the spread behind the mean
             for col, style in (("test_score", "-"), ("train_score", "--")):
                 stats = g[col].agg(["mean", "std"]).dropna(subset=["mean"])
                 if len(stats):
@@ -110,7 +174,8 @@ def _accuracy_vs_depth(df, plt):
     for ax in list(axes.flat)[len(datasets):]:
         ax.set_visible(False)
     axes.flat[0].legend(fontsize=7, loc="best")
-    fig.suptitle("Greedy vs optimal trees: score vs depth")
+    spread = "seeds and folds" if "fold" in df and df["fold"].notna().any() else "seeds"
+    fig.suptitle(f"Greedy vs optimal trees: score vs depth (mean ± sd over {spread}; dots: test score of each)")
     return fig
 
 
@@ -216,19 +281,37 @@ def _regions(sub, by_id, plt):
         return None
     depth = 2 if (rows["depth"] == 2).any() else rows["depth"].max()
     rows = rows[(rows["depth"] == depth) & (rows["seed"] == rows["seed"].min())]
+    if rows["fold"].notna().any():  # cross-validation: the first fold's runs
+        rows = rows[rows["fold"] == rows["fold"].min()]
     fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * len(rows), 4.0), squeeze=False, layout="constrained")
     for ax, rid in zip(axes.flat, rows["run_id"]):
         rec = by_id[rid]
-        cfg = dict(rec.config)
-        spec = _config.RunSpec(rid, {k: cfg[k] for k in ("dataset", "method", "depth", "seed", "split")},
-                               cfg["dataset_label"], cfg["method_label"])
-        data = _protocols.split_data(spec, "classification")
+        X_train, y_train = _training_data(rec)
+        cfg = rec.config
         classes = np.asarray(rec.classes)
-        codes = np.searchsorted(classes, data.y_train)
-        plot_decision_regions(Tree.from_dict(rec.tree), data.X_train, codes, ax=ax,
+        codes = np.searchsorted(classes, y_train)
+        plot_decision_regions(Tree.from_dict(rec.tree), X_train, codes, ax=ax,
                               class_names=[str(c) for c in classes])
         m = rec.metrics
         ax.set_title(f"{cfg['method_label']}\ntrain acc {m['train_accuracy']:.3f}", fontsize=9)
+    fold = "" if rows["fold"].isna().all() else f", fold {int(rows['fold'].iloc[0])}"
     fig.suptitle(f"{sub['dataset'].iloc[0]}: decision regions at depth {depth} (training data, seed "
-                 f"{int(rows['seed'].iloc[0])})")
+                 f"{int(rows['seed'].iloc[0])}{fold})")
     return fig
+
+
+def _training_data(rec):
+    """The rows a record's tree was fitted on, rebuilt from its config (holdout split or CV fold)."""
+    cfg = dict(rec.config)
+    identity = {k: v for k, v in cfg.items() if k not in ("dataset_label", "method_label")}
+    spec = _config.RunSpec(rec.run_id, identity, cfg["dataset_label"], cfg["method_label"])
+    if spec.fold is None:
+        data = _protocols.split_data(spec, "classification")
+        return data.X_train, data.y_train
+    from . import datasets as _datasets
+
+    X, y, _ = _datasets.load_dataset(spec.dataset["name"], spec.dataset["params"])
+    cv = identity["cv"]
+    pairs, _ = _protocols.fold_indices(y, "classification", cv["folds"], spec.seed, cv["stratify"])
+    train = pairs[spec.fold][0]
+    return X[train], y[train]
