@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             return _run(args.config, args.out, args, resume=args.resume, allow_plugins=args.allow_plugins)
         if args.command == "quick":
-            return _run(QUICK_CONFIG, args.out, args, resume=True)
+            return _run(QUICK_CONFIG, args.out, args, resume=True, section="## Greedy vs optimal")
         if args.command == "summarize":
             return _summarize(args.dir)
         if args.command == "plot":
@@ -113,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + exc.signum
 
 
-def _run(config_path: Path, out_dir: Path, args, *, resume: bool, allow_plugins: bool = False) -> int:
+def _run(config_path: Path, out_dir: Path, args, *, resume: bool, allow_plugins: bool = False,
+         section: str | None = None) -> int:
     experiment = _config.load(config_path, allow_plugins=allow_plugins)
     outcome = _runner.run_grid(
         experiment,
@@ -131,7 +132,7 @@ def _run(config_path: Path, out_dir: Path, args, *, resume: bool, allow_plugins:
             file=sys.stderr,
         )
     if not args.no_summary:
-        _summarize(out_dir)
+        _summarize(out_dir, section)
     if outcome.failed:
         print(f"{outcome.failed} run(s) failed; their errors are in the records. Re-run with --resume to retry.",
               file=sys.stderr)
@@ -139,7 +140,9 @@ def _run(config_path: Path, out_dir: Path, args, *, resume: bool, allow_plugins:
     return 0
 
 
-def _summarize(out_dir: Path) -> int:
+def _summarize(out_dir: Path, section: str | None = None) -> int:
+    """Write the tables and report of ``out_dir``; print the report, or only its ``section`` (a heading)
+    when it has one (the main job prints the paired statistics; report.md holds everything)."""
     from . import report
 
     if not out_dir.is_dir():
@@ -148,7 +151,12 @@ def _summarize(out_dir: Path) -> int:
         text, written = report.summarize(out_dir)
     except ImportError as exc:  # pandas is an optional extra
         raise _runner.HarnessError(str(exc)) from None
-    print(text, end="")
+    part = report.section(text, section) if section else None
+    if part:
+        head = text.split("\n## ", 1)[0]
+        print(f"{head}\n{part}\nThe full report (every method, depth and run): {out_dir / 'report.md'}")
+    else:
+        print(text, end="")
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     return 0
 

@@ -241,6 +241,32 @@ def identical_note(agg) -> str:
             "formulation was solved and their trees are the same optimum: " + "; ".join(cells) + ".")
 
 
+def section(text: str, heading: str) -> str | None:
+    """The part of a markdown ``text`` under ``heading`` (a ``## `` line), up to the next ``## `` heading."""
+    lines = text.splitlines()
+    try:
+        start = lines.index(heading)
+    except ValueError:
+        return None
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return "\n".join(lines[start:end]).rstrip() + "\n"
+
+
+def _warm_up_line(df) -> str:
+    if "warm_up_time" not in df:
+        return ""
+    warm = pd_numeric(df["warm_up_time"])
+    spent = warm[warm > 0]
+    if not len(spent):
+        return ""
+    return (f"Exact-engine compilation (warm-up), once per worker process before its first timed fit: "
+            f"{len(spent)} process(es), {spent.mean():.1f} s each on average; not in the fit times.")
+
+
+def pd_numeric(column):
+    return _pandas().to_numeric(column, errors="coerce").fillna(0.0)
+
+
 def markdown_report(df, agg, title: str, stats=None) -> str:
     n_done = int((df["status"] == "done").sum())
     n_failed = int((df["status"] != "done").sum())
@@ -250,6 +276,9 @@ def markdown_report(df, agg, title: str, stats=None) -> str:
              f"Scores: accuracy (classification) or R² (regression); mean ± sd over {over}; "
              "optimal = runs proven optimal by the solver; settled by = what proved them; time = final fit, "
              "seconds (the exact engine's one-off compilation excluded, see warm_up_time in runs.csv).", ""]
+    warm = _warm_up_line(df)
+    if warm:
+        parts += [warm, ""]
     section = stats_markdown(stats, agg)
     if section:
         parts += [section, "## All runs", ""]
