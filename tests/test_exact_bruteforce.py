@@ -319,3 +319,27 @@ def test_relaxed_bounds_never_exceed_the_restricted_children_optima(work, monkey
                 checked += 1
                 positive_bounds += left[j] + right[j] > 0
     assert checked > 200 and (work is None or positive_bounds > 50)
+
+
+def test_bounds_under_per_level_features_never_exceed_children_optima():
+    """Per-level feature masks at depth 3: a sub-problem's optimum may drop when rows are added (a new row
+    can make an allowed split possible), so the monotone bound must not be used for depth-2 children."""
+    checked = 0
+    for seed in range(2000, 2150):
+        X, y, w, opts = random_instance(seed, max_rows=12, depth=3)
+        if X.shape[1] < 2:
+            continue
+        y = relabel(y)
+        rng = np.random.RandomState(seed)
+        opts["allowed_features"] = rng.rand(3, X.shape[1]) < 0.5
+        opts["allowed_features"][0] = True
+        opts["min_samples_leaf"] = 1
+        cutoff = brute_force(X, y, w, **opts)
+        sb = split_bounds(X, y, w, depth=3, alpha=opts["alpha"], allowed_features=opts["allowed_features"],
+                          cutoff=cutoff)
+        for c in range(sb.feature.shape[0]):
+            lo, hi = children_optima(X, y, w, opts, sb.feature[c], sb.threshold[c])
+            assert sb.left_bound[c] <= lo + 1e-9 and sb.right_bound[c] <= hi + 1e-9, seed
+            checked += 1
+        assert solve(X, y, w, **opts).objective == pytest.approx(cutoff, abs=1e-9), seed
+    assert checked > 500

@@ -3,16 +3,18 @@
 For a node holding sample set ``S`` with remaining depth ``D`` and a candidate split
 ``c = (f, t)`` sending ``L_c = {i in S: x_if <= t}`` left and ``R_c = S \\ L_c`` right,
 :func:`split_bounds` returns ``left_bound[c] <= OPT_{D-1}(L_c)`` and
-``right_bound[c] <= OPT_{D-1}(R_c)``, where ``OPT_d(A)`` is the least weighted
-misclassification plus ``alpha`` per split of a tree of depth ``<= d`` on ``A`` (with the
-given minimum leaf size and allowed features). Hence for any tree rooted at ``c``
+``right_bound[c] <= OPT_{D-1}(R_c)``, where ``OPT_d(A)`` is the least loss (weighted
+misclassification, squared or absolute error) plus ``alpha`` per split of a tree of depth
+``<= d`` on ``A`` (with the given minimum leaf size and allowed features). Hence for any tree
+rooted at ``c``
 
     cost(tree) >= alpha + left_bound[c] + right_bound[c],
 
 which is valid under any further constraint a MIP adds (constraints only raise optima).
 Exact bounds come from solving the children; candidates whose bound provably reaches the
 ``cutoff`` (e.g. the MIP's incumbent) are not solved exactly but get a neighbour bound: a set
-that differs from a solved one by weight ``k`` has an optimum within ``k`` of it.
+that differs from a solved one by rows of total distance ``k`` (their weight for
+misclassification; :func:`optitree.exact._kernels.row_dist`) has an optimum within ``k`` of it.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ class SplitBounds:
         return self.left_bound + self.right_bound
 
 
-def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.0, min_samples_leaf=1,
+def split_bounds(X, y=None, sample_weight=None, *, depth, loss=None, samples=None, alpha=0.0, min_samples_leaf=1,
                  allowed_features=None, max_distinct_features=None, cutoff=None, tighten=False, time_limit=None,
                  node_limit=None) -> SplitBounds:
     """Lower bounds on the children's optima for all split candidates of one node at once.
@@ -93,6 +95,8 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.
         repeatedly (the encoding is then reused).
     depth : int >= 1
         Remaining depth at the node (the node itself splits; children get ``depth - 1``).
+    loss : {"misclassification", "squared", "absolute"}, optional
+        As in :func:`solve`.
     samples : int array or bool mask over the rows of ``ExactData.X``, optional
         The node's sample set (default: all rows).
     alpha, min_samples_leaf
@@ -118,7 +122,7 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, samples=None, alpha=0.
     """
     start = time.perf_counter()
     _check_params(depth, alpha, min_samples_leaf)
-    data = _as_data(X, y, sample_weight)
+    data = _as_data(X, y, sample_weight, loss)
     allowed = check_allowed(allowed_features, int(depth), data.n_features)
     if max_distinct_features is not None:
         masks = feature_subsets(data, allowed, int(depth), max_distinct_features)

@@ -8,10 +8,19 @@ import numpy as np
 
 from greedy import midpoint_threshold
 
+from . import _kernels as K
+
+#: Losses of the engine: name -> (kernel code, exponent of the target scale in a cost).
+LOSSES = {"misclassification": (K.MISCLASSIFICATION, 0), "squared": (K.SQUARED, 2), "absolute": (K.ABSOLUTE, 1)}
+
+
+def _power_of_two_below(value: float) -> float:
+    return float(2.0 ** np.floor(np.log2(value)))
+
 
 @dataclass(frozen=True, eq=False)
 class ExactData:
-    """A classification data set encoded for the exact engine.
+    """A data set encoded for the exact engine (classification or regression).
 
     Rows with zero weight are dropped (they change no cost and no leaf size). For kept row
     ``i`` and feature ``f``, ``rank[f, i]`` is the index of ``X[i, f]`` among the feature's
@@ -24,17 +33,28 @@ class ExactData:
     X : ndarray (n, p)
         Kept rows, float64.
     y : ndarray (n,) int32
-        Class codes ``0..K-1`` (indices into ``classes``).
+        Class codes ``0..K-1`` (indices into ``classes``); zeros for regression.
     weight : ndarray (n,) float64
-        Positive sample weights divided by ``scale``.
+        Positive sample weights divided by the weight unit, a power of two near the
+        smallest positive weight: the engine's fixed tolerance (1e-9) stays far below the
+        lightest row's weight, whatever the magnitudes (a tolerance tied to the mean weight
+        would make rows 1e12 times lighter than one heavy row invisible).
     scale : float
-        A power of two near the smallest positive weight: the engine works in units of
-        ``scale`` so that its fixed tolerance (1e-9) stays far below the lightest row's
-        weight, whatever the magnitudes (a tolerance tied to the mean weight would make
-        rows 1e12 times lighter than one heavy row invisible), and multiplying results
-        back by ``scale`` is exact.
+        User loss per engine cost unit, a power of two: the weight unit, divided for
+        regression by ``target_scale`` (absolute) or its square (squared); multiplying
+        results back by ``scale`` is exact.
     classes : ndarray (K,)
-        Sorted distinct labels of the input (zero-weight rows included).
+        Sorted distinct labels of the input (zero-weight rows included); empty for regression.
+    loss : {"misclassification", "squared", "absolute"}
+    loss_code : int
+        The kernels' code of ``loss``.
+    stats : ndarray (n, 4) float64
+        Regression: per row ``w, w t, w t², t`` with ``t = (y - target_centre) * target_scale``
+        in ``[-1, 1]`` (``target_scale`` a power of two); a dummy row for classification.
+    target_centre, target_scale : float
+        Regression only (0 and 1 for classification).
+    weight_unit : float
+        ``weight * weight_unit`` are the input weights.
     rank : ndarray (p, n) int32
     thresholds : list of ndarray
     view : ndarray (p, n) int32
@@ -52,10 +72,38 @@ class ExactData:
     thresholds: list
     view: np.ndarray
     kept: np.ndarray
+    loss: str = "misclassification"
+    stats: np.ndarray | None = None
+    target_centre: float = 0.0
+    target_scale: float = 1.0
+    weight_unit: float = 1.0
+
+    @property
+    def loss_code(self) -> int:
+        return LOSSES[self.loss][0]
+
+    @property
+    def is_regression(self) -> bool:
+        return self.loss != "misclassification"
 
     @property
     def n_classes(self) -> int:
         return int(self.classes.shape[0])
+
+    @property
+    def width(self) -> int:
+        """Columns of the kernels' per-side statistics: classes, or ``Σw, Σwt, Σwt²``."""
+        return 3 if self.is_regression else self.n_classes
+
+    def kernel_args(self) -> tuple:
+        """``(y, weight, stats, loss_code, width)``: the target half of every kernel call."""
+        return self.y, self.weight, self.stats, self.loss_code, self.width
+
+    def targets(self, rows) -> np.ndarray:
+        """Targets of kept ``rows`` in user units (regression) or class codes."""
+        if not self.is_regression:
+            return self.y[rows]
+        return self.stats[rows, 3] / self.target_scale + self.target_centre
 
     @property
     def n_features(self) -> int:
@@ -82,12 +130,16 @@ class ExactData:
         return np.ascontiguousarray(np.stack([row[mask[row]] for row in self.view]))
 
 
-def prepare(X, y, sample_weight=None) -> ExactData:
+def prepare(X, y, sample_weight=None, *, loss="misclassification") -> ExactData:
     """Check ``X, y, sample_weight`` and encode them for the engine (one argsort per feature).
 
-    Raises ``ValueError`` for non-2-D or non-finite ``X``, mismatched lengths, and negative,
-    non-finite or all-zero weights.
+    ``loss`` is ``"misclassification"`` (``y`` holds labels), ``"squared"`` or ``"absolute"``
+    (``y`` holds finite real targets). Raises ``ValueError`` for non-2-D or non-finite ``X``,
+    non-finite regression targets, mismatched lengths, and negative, non-finite or all-zero
+    weights.
     """
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D, got shape {X.shape}")
@@ -109,8 +161,26 @@ def prepare(X, y, sample_weight=None) -> ExactData:
             raise ValueError("sample_weight must be finite and non-negative")
         if not (w > 0).any():
             raise ValueError("sample_weight has no positive entry")
-    classes, codes = np.unique(y, return_inverse=True)
     kept = np.flatnonzero(w > 0)
+    weight_unit = _power_of_two_below(w[kept].min())
+    wk = np.ascontiguousarray(w[kept] / weight_unit)
+    regression = loss != "misclassification"
+    if regression:
+        y = np.asarray(y, dtype=np.float64)
+        if not np.isfinite(y).all():
+            raise ValueError("y contains NaN or infinite values; regression targets must be finite")
+        yk = y[kept]
+        lo, hi = float(yk.min()), float(yk.max())
+        centre = 0.5 * lo + 0.5 * hi
+        half_range = 0.5 * hi - 0.5 * lo
+        target_scale = 1.0 if half_range == 0 else float(np.ldexp(1.0, -int(np.frexp(half_range)[1])))
+        t = (yk - centre) * target_scale
+        stats = np.ascontiguousarray(np.c_[wk, wk * t, wk * t * t, t])
+        classes, codes = np.zeros(0), np.zeros(n, np.int32)
+        scale = weight_unit / target_scale ** LOSSES[loss][1]
+    else:
+        classes, codes = np.unique(y, return_inverse=True)
+        stats, centre, target_scale, scale = np.zeros((1, 4)), 0.0, 1.0, weight_unit
     Xk = np.ascontiguousarray(X[kept])
     rank = np.empty((p, kept.size), np.int32)
     thresholds = []
@@ -119,6 +189,5 @@ def prepare(X, y, sample_weight=None) -> ExactData:
         rank[f] = inverse
         thresholds.append(midpoint_threshold(values[:-1], values[1:]))
     view = np.argsort(rank, axis=1, kind="stable").astype(np.int32)
-    scale = float(2.0 ** np.floor(np.log2(w[kept].min())))
-    return ExactData(Xk, codes[kept].astype(np.int32), np.ascontiguousarray(w[kept] / scale), scale, classes, rank,
-                     thresholds, view, kept)
+    return ExactData(Xk, np.ascontiguousarray(codes[kept].astype(np.int32)), wk, scale, classes, rank, thresholds,
+                     view, kept, loss, stats, centre, target_scale, weight_unit)

@@ -7,26 +7,42 @@ Conventions shared by every kernel:
 * a sample set is a *view* ``srt`` of shape ``(p, m)``: row ``f`` lists the set's sample
   indices sorted by ``rank[f]`` (ties in one fixed global order, so the view of a set is
   unique whatever path produced it);
-* costs are weighted misclassifications plus ``alpha`` per split; ``min_leaf`` counts rows.
+* costs are the loss of the leaves plus ``alpha`` per split; ``min_leaf`` counts rows.
+
+The loss policy (``loss``, one code per loss) decides only what a set of rows costs as a leaf:
+
+=====================  =================================  ===========================================
+``loss``               row statistics accumulated         cost of a leaf holding a set ``A``
+=====================  =================================  ===========================================
+``MISCLASSIFICATION``  ``w_i`` into class ``y_i``         ``W(A) - max_k W_k(A)``
+``SQUARED``            ``(w_i, w_i t_i, w_i t_i^2)``      ``Σ w t² - (Σ w t)² / Σ w`` (mean leaf)
+``ABSOLUTE``           Fenwick trees over target ranks    ``Σ w_i |t_i - median_w(A)|`` (median leaf)
+=====================  =================================  ===========================================
+
+``t`` is the scaled target (``stats[:, 3]``; ``stats`` holds ``w, w t, w t^2, t`` per row for
+regression). Every bound of the search rests on two facts that hold for all three losses:
+
+* **monotone**: ``OPT_d(A) <= OPT_d(B)`` for ``A ⊆ B`` (without a minimum leaf size): the best
+  tree for ``B`` restricted to ``A`` has leaves that are subsets of ``B``'s, and a leaf's
+  loss never grows when rows leave it (its best constant for the subset is at least as
+  good as the old one);
+* **similarity**: ``OPT_d(A ∪ {i}) <= OPT_d(A) + dist_i``: keep ``A``'s optimal tree and its
+  leaf predictions, the new row costs at most ``dist_i``. For misclassification
+  ``dist_i = w_i``; for regression any leaf prediction lies in the target range ``[lo, hi]``
+  of the rows, so ``dist_i = w_i max(t_i - lo, hi - t_i)^q`` (``q = 2`` squared, ``1``
+  absolute) with ``lo, hi`` the range of the view being searched (:func:`row_dist`).
 """
 
 import numpy as np
 from numba import njit
 
 EPS = 1e-9
+MISCLASSIFICATION = 0
+SQUARED = 1
+ABSOLUTE = 2
 
 
-@njit(cache=True)
-def class_weights(srt, y, w, n_classes):
-    """Weighted class counts of a view's samples."""
-    out = np.zeros(n_classes)
-    for t in range(srt.shape[1]):
-        i = srt[0, t]
-        out[y[i]] += w[i]
-    return out
-
-
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def misclassified(counts):
     total = 0.0
     top = 0.0
@@ -37,43 +53,241 @@ def misclassified(counts):
     return total - top
 
 
+@njit(cache=True, inline="always")
+def squared_cost(wsum, s1, s2):
+    """Weighted squared error about the mean of a set with sums ``Σw, Σwt, Σwt²``."""
+    if wsum <= 0.0:
+        return 0.0
+    c = s2 - s1 * s1 / wsum
+    return c if c > 0.0 else 0.0
+
+
 @njit(cache=True)
-def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, alpha, min_leaf, upper):
+def target_range(rows, stats, loss):
+    """``(lo, hi)`` of the targets of ``rows`` (``(0, 0)`` for classification)."""
+    if loss == MISCLASSIFICATION:
+        return 0.0, 0.0
+    lo = np.inf
+    hi = -np.inf
+    for t in range(rows.shape[0]):
+        v = stats[rows[t], 3]
+        lo = min(lo, v)
+        hi = max(hi, v)
+    return lo, hi
+
+
+@njit(cache=True, inline="always")
+def row_dist(i, w, stats, loss, lo, hi):
+    """Most a row can add to the optimum of a set whose targets lie in ``[lo, hi]`` (similarity bound)."""
+    if loss == MISCLASSIFICATION:
+        return w[i]
+    v = stats[i, 3]
+    d = max(v - lo, hi - v)
+    return w[i] * (d * d if loss == SQUARED else d)
+
+
+@njit(cache=True)
+def leaf_cost(rows, y, w, stats, loss, width):
+    """Cost of one leaf holding ``rows`` (any order)."""
+    m = rows.shape[0]
+    if loss == MISCLASSIFICATION:
+        counts = np.zeros(width)
+        for t in range(m):
+            counts[y[rows[t]]] += w[rows[t]]
+        return misclassified(counts)
+    if loss == SQUARED:
+        a = 0.0
+        b = 0.0
+        c = 0.0
+        for t in range(m):
+            i = rows[t]
+            a += stats[i, 0]
+            b += stats[i, 1]
+            c += stats[i, 2]
+        return squared_cost(a, b, c)
+    values = np.empty(m)
+    for t in range(m):
+        values[t] = stats[rows[t], 3]
+    order = np.argsort(values, kind="mergesort")
+    half = 0.0
+    for t in range(m):
+        half += w[rows[t]]
+    half *= 0.5
+    cum = 0.0
+    med = values[order[m - 1]]
+    for t in range(m):
+        cum += w[rows[order[t]]]
+        if cum >= half:
+            med = values[order[t]]
+            break
+    cost = 0.0
+    for t in range(m):
+        cost += w[rows[t]] * abs(values[t] - med)
+    return cost
+
+
+# ---------------------------------------------------------------- absolute error: Fenwick trees over target ranks
+@njit(cache=True)
+def local_target_ranks(rows, stats, n_total):
+    """Rank of each row's target within ``rows`` (ties broken by position) and the sorted targets.
+
+    Returns ``(rank_of, sorted_values)``; ``rank_of`` has ``n_total`` entries, set only at ``rows``.
+    """
+    m = rows.shape[0]
+    values = np.empty(m)
+    for t in range(m):
+        values[t] = stats[rows[t], 3]
+    order = np.argsort(values, kind="mergesort")
+    rank_of = np.empty(n_total, np.int32)
+    sorted_values = np.empty(m)
+    for r in range(m):
+        rank_of[rows[order[r]]] = r
+        sorted_values[r] = values[order[r]]
+    return rank_of, sorted_values
+
+
+@njit(cache=True)
+def fenwick_add(tw, ty, pos, wi, yi):
+    """Add weight ``wi`` and ``wi * t`` (``yi``) at 0-based position ``pos`` of a Fenwick pair."""
+    k = pos + 1
+    n = tw.shape[0] - 1
+    while k <= n:
+        tw[k] += wi
+        ty[k] += yi
+        k += k & (-k)
+
+
+@njit(cache=True)
+def median_cost(aw, ay, bw, by, c, values, wsum, ysum):
+    """Absolute error about the weighted median of the set held by the Fenwick pair ``a + c·b``.
+
+    ``c`` is 0 (the set is ``a``) or -1 (``a`` minus ``b``: a suffix as all rows minus a prefix);
+    ``wsum, ysum`` are the set's ``Σw, Σwt``. The median is found by one descent of the tree:
+    ``O(log m)``.
+    """
+    if wsum <= 0.0:
+        return 0.0
+    n = aw.shape[0] - 1
+    half = 0.5 * wsum
+    step = 1
+    while step * 2 <= n:
+        step *= 2
+    pos = 0
+    cw = 0.0
+    cy = 0.0
+    while step > 0:
+        nxt = pos + step
+        if nxt <= n:
+            nw = aw[nxt] + c * bw[nxt]
+            if cw + nw < half:
+                pos = nxt
+                cw += nw
+                cy += ay[nxt] + c * by[nxt]
+        step //= 2
+    med = values[min(pos, n - 1)]
+    cost = med * cw - cy + (ysum - cy) - med * (wsum - cw)
+    return cost if cost > 0.0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def split_costs(loss, s, prefix, total, pw, fw, fy, tw, ty, values):
+    """Leaf costs ``(left, right)`` of side ``s`` split after its current prefix.
+
+    ``prefix[s]``/``total[s]`` hold the prefix's and the side's statistics, ``pw[s]`` the
+    prefix's weight; ``fw, fy`` (prefix) and ``tw, ty`` (side) the Fenwick trees of ``ABSOLUTE``.
+    """
+    if loss == MISCLASSIFICATION:
+        left_top = 0.0
+        right_top = 0.0
+        weight = 0.0
+        for k in range(prefix.shape[1]):
+            if prefix[s, k] > left_top:
+                left_top = prefix[s, k]
+            rk = total[s, k] - prefix[s, k]
+            weight += total[s, k]
+            if rk > right_top:
+                right_top = rk
+        return pw[s] - left_top, weight - pw[s] - right_top
+    if loss == SQUARED:
+        return (squared_cost(prefix[s, 0], prefix[s, 1], prefix[s, 2]),
+                squared_cost(total[s, 0] - prefix[s, 0], total[s, 1] - prefix[s, 1], total[s, 2] - prefix[s, 2]))
+    return (median_cost(fw[s], fy[s], fw[s], fy[s], 0.0, values, prefix[s, 0], prefix[s, 1]),
+            median_cost(tw[s], ty[s], fw[s], fy[s], -1.0, values, total[s, 0] - prefix[s, 0],
+                        total[s, 1] - prefix[s, 1]))
+
+
+@njit(cache=True, inline="always")
+def add_row(acc, s, i, y, w, stats, loss):
+    """Add row ``i``'s statistics to ``acc[s]``."""
+    if loss == MISCLASSIFICATION:
+        acc[s, y[i]] += w[i]
+    else:
+        acc[s, 0] += stats[i, 0]
+        acc[s, 1] += stats[i, 1]
+        acc[s, 2] += stats[i, 2]
+
+
+@njit(cache=True)
+def depth1_pair(srt, rank, y, w, stats, loss, width, split_feature, split_rank, allowed, alpha, min_leaf, upper):
     """Optimal trees of depth <= 1 for both sides of a split, in one pass per feature.
 
     Side 0 holds the samples with ``rank[split_feature, i] <= split_rank``, side 1 the rest
     (``split_feature < 0``: every sample is on side 0); ``allowed[s]`` masks side ``s``'s
-    features. For each allowed feature the view is
-    swept once in rank order, every sample feeding its own side's prefix counts; a side's
-    candidate threshold is evaluated at each change of rank, and only trees of cost below
-    ``min(incumbent, upper)`` are sought. A side stops early: similarity skip (a threshold
-    whose cost exceeds the bar by ``d`` cannot be beaten before more than ``d`` weight has
-    moved), a pure remainder (moving more samples left cannot lower the cost), or too few
-    rows left for a leaf.
+    features. For each allowed feature the view is swept once in rank order, every sample
+    feeding its own side's prefix statistics; a side's candidate threshold is evaluated at
+    each change of rank, and only trees of cost below ``min(incumbent, upper)`` are sought.
+    A side stops early: similarity skip (a threshold whose cost exceeds the bar by ``d``
+    cannot be beaten before rows of total :func:`row_dist` above ``d`` have moved), a
+    zero-cost remainder (moving more samples left cannot lower the cost: monotone), or too
+    few rows left for a leaf.
 
     Returns ``cost[2], lower[2], feature[2], rank_threshold[2]``: the best tree found per
     side (feature ``-1``: a leaf) and ``lower = min(cost, upper)``, a bound on the side's
     optimum, equal to it when ``cost < upper``.
     """
     p, m = srt.shape
-    total = np.zeros((2, n_classes))
+    total = np.zeros((2, width))
     n_side = np.zeros(2, np.int64)
+    lo = np.full(2, np.inf)
+    hi = np.full(2, -np.inf)
+    weight = np.zeros(2)
     for t in range(m):
         i = srt[0, t]
         s = 0 if split_feature < 0 or rank[split_feature, i] <= split_rank else 1
-        total[s, y[i]] += w[i]
+        weight[s] += w[i]
         n_side[s] += 1
-    weight = np.zeros(2)
+        if loss == MISCLASSIFICATION:
+            total[s, y[i]] += w[i]
+        else:
+            add_row(total, s, i, y, w, stats, loss)
+            lo[s] = min(lo[s], stats[i, 3])
+            hi[s] = max(hi[s], stats[i, 3])
+    dist_total = weight.copy()
+    if loss != MISCLASSIFICATION:
+        dist_total[:] = 0.0
+        for t in range(m):
+            i = srt[0, t]
+            s = 0 if split_feature < 0 or rank[split_feature, i] <= split_rank else 1
+            dist_total[s] += row_dist(i, w, stats, loss, lo[s], hi[s])
+    fenwick = np.zeros((4, 2, m + 1 if loss == ABSOLUTE else 1))  # ABSOLUTE: side totals, prefixes
+    tw, ty, fw, fy = fenwick[0], fenwick[1], fenwick[2], fenwick[3]
+    rank_of, values = rank[0, :1], w[:1]  # unused unless ABSOLUTE
+    if loss == ABSOLUTE:
+        rank_of, values = local_target_ranks(srt[0], stats, rank.shape[1])
+        for t in range(m):
+            i = srt[0, t]
+            s = 0 if split_feature < 0 or rank[split_feature, i] <= split_rank else 1
+            fenwick_add(tw[s], ty[s], rank_of[i], w[i], stats[i, 1])
     best = np.zeros(2)
     bar = np.zeros(2)  # a split must cost less than this to matter
     best_f = np.full(2, -1, np.int64)
     best_r = np.full(2, -1, np.int64)
-    for s in range(2):
-        weight[s] = total[s].sum()
-        best[s] = misclassified(total[s])
-        bar[s] = min(best[s], upper)
-    prefix = np.zeros((2, n_classes))
+    prefix = np.zeros((2, width))
     pw = np.zeros(2)
+    for s in range(2):
+        best[s] = split_costs(loss, s, prefix, total, pw, fw, fy, tw, ty, values)[1]
+        bar[s] = min(best[s], upper)
+    pd = np.zeros(2)
     pn = np.zeros(2, np.int64)
     prev = np.zeros(2, np.int64)
     skip = np.zeros(2)
@@ -87,9 +301,13 @@ def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, 
             continue
         prefix[:] = 0.0
         pw[:] = 0.0
+        pd[:] = 0.0
         pn[:] = 0
         prev[:] = -1
         skip[:] = 0.0
+        if loss == ABSOLUTE:
+            fw[:] = 0.0
+            fy[:] = 0.0
         for t in range(m):
             i = srt[g, t]
             s = 0 if split_feature < 0 or rank[split_feature, i] <= split_rank else 1
@@ -97,16 +315,20 @@ def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, 
                 continue
             r = rank[g, i]
             if pn[s] >= min_leaf and r != prev[s] and skip[s] < EPS:
-                left_top = 0.0
-                right_top = 0.0
-                for k in range(n_classes):
-                    if prefix[s, k] > left_top:
-                        left_top = prefix[s, k]
-                    rk = total[s, k] - prefix[s, k]
-                    if rk > right_top:
-                        right_top = rk
-                right_errors = weight[s] - pw[s] - right_top
-                cost = alpha + (pw[s] - left_top) + right_errors
+                if loss == MISCLASSIFICATION:
+                    left_top = 0.0
+                    right_top = 0.0
+                    for k in range(width):
+                        if prefix[s, k] > left_top:
+                            left_top = prefix[s, k]
+                        rk = total[s, k] - prefix[s, k]
+                        if rk > right_top:
+                            right_top = rk
+                    left_cost = pw[s] - left_top
+                    right_cost = weight[s] - pw[s] - right_top
+                else:
+                    left_cost, right_cost = split_costs(loss, s, prefix, total, pw, fw, fy, tw, ty, values)
+                cost = alpha + left_cost + right_cost
                 if cost < bar[s] - EPS:
                     best[s] = bar[s] = cost
                     best_f[s] = g
@@ -114,14 +336,22 @@ def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, 
                     skip[s] = 0.0
                 else:
                     skip[s] = cost - bar[s]
-                if (right_errors <= EPS or skip[s] >= weight[s] - pw[s] - EPS
+                if (right_cost <= EPS or skip[s] >= dist_total[s] - pd[s] - EPS
                         or bar[s] <= alpha + EPS):
                     done[s] = True
-            prefix[s, y[i]] += w[i]
+            if loss == MISCLASSIFICATION:
+                prefix[s, y[i]] += w[i]
+                d = w[i]
+            else:
+                add_row(prefix, s, i, y, w, stats, loss)
+                if loss == ABSOLUTE:
+                    fenwick_add(fw[s], fy[s], rank_of[i], w[i], stats[i, 1])
+                d = row_dist(i, w, stats, loss, lo[s], hi[s])
             pw[s] += w[i]
+            pd[s] += d
             pn[s] += 1
             prev[s] = r
-            skip[s] -= w[i]
+            skip[s] -= d
             if n_side[s] - pn[s] < min_leaf:
                 done[s] = True
             if done[s]:
@@ -133,32 +363,59 @@ def depth1_pair(srt, rank, y, w, n_classes, split_feature, split_rank, allowed, 
 
 
 @njit(cache=True)
-def stump_order(srt, rank, y, w, n_classes, allowed):
+def stump_order(srt, rank, y, w, stats, loss, width, allowed):
     """Allowed features sorted by the cost of their best single split (best first).
 
     Searching the most promising features first gives strong incumbents early, which
     prunes the thresholds of the others.
     """
     p, m = srt.shape
-    total = class_weights(srt, y, w, n_classes)
-    weight = total.sum()
+    total = np.zeros((1, width))
+    weight = 0.0
+    for t in range(m):
+        add_row(total, 0, srt[0, t], y, w, stats, loss)
+        weight += w[srt[0, t]]
+    fenwick = np.zeros((4, 1, m + 1 if loss == ABSOLUTE else 1))  # ABSOLUTE: the set's total, prefixes
+    tw, ty, fw, fy = fenwick[0], fenwick[1], fenwick[2], fenwick[3]
+    rank_of, values = rank[0, :1], w[:1]  # unused unless ABSOLUTE
+    if loss == ABSOLUTE:
+        rank_of, values = local_target_ranks(srt[0], stats, rank.shape[1])
+        for t in range(m):
+            i = srt[0, t]
+            fenwick_add(tw[0], ty[0], rank_of[i], w[i], stats[i, 1])
     score = np.full(p, np.inf)
-    prefix = np.zeros(n_classes)
+    prefix = np.zeros((1, width))
+    pw = np.zeros(1)
+    no_split = split_costs(loss, 0, prefix, total, pw, fw, fy, tw, ty, values)[1] + 1.0
     for g in range(p):
         if not allowed[g]:
             continue
-        score[g] = weight + 1.0  # no split: after every feature that has one
+        score[g] = no_split  # no split: after every feature that has one
         prefix[:] = 0.0
+        pw[:] = 0.0
+        if loss == ABSOLUTE:
+            fw[:] = 0.0
+            fy[:] = 0.0
         for t in range(m):
             i = srt[g, t]
             if t > 0 and rank[g, i] != rank[g, srt[g, t - 1]]:
-                left_top = 0.0
-                right_top = 0.0
-                for k in range(n_classes):
-                    left_top = max(left_top, prefix[k])
-                    right_top = max(right_top, total[k] - prefix[k])
-                score[g] = min(score[g], weight - left_top - right_top)
-            prefix[y[i]] += w[i]
+                if loss == MISCLASSIFICATION:
+                    left_top = 0.0
+                    right_top = 0.0
+                    for k in range(width):
+                        left_top = max(left_top, prefix[0, k])
+                        right_top = max(right_top, total[0, k] - prefix[0, k])
+                    score[g] = min(score[g], weight - left_top - right_top)
+                else:
+                    left_cost, right_cost = split_costs(loss, 0, prefix, total, pw, fw, fy, tw, ty, values)
+                    score[g] = min(score[g], left_cost + right_cost)
+            if loss == MISCLASSIFICATION:
+                prefix[0, y[i]] += w[i]
+            else:
+                add_row(prefix, 0, i, y, w, stats, loss)
+                if loss == ABSOLUTE:
+                    fenwick_add(fw[0], fy[0], rank_of[i], w[i], stats[i, 1])
+            pw[0] += w[i]
     order = np.argsort(score, kind="mergesort")
     count = 0
     for g in range(p):
@@ -167,12 +424,15 @@ def stump_order(srt, rank, y, w, n_classes, allowed):
 
 
 @njit(cache=True)
-def candidates(srt, rank, w, feature, min_leaf):
+def candidates(srt, rank, w, stats, loss, feature, min_leaf):
     """Thresholds of ``feature`` within a view that leave ``>= min_leaf`` rows on each side.
 
-    Returns ``(rank_threshold, n_left, weight_left)`` per candidate, in increasing order.
+    Returns ``(rank_threshold, n_left, dist_left)`` per candidate, in increasing order;
+    ``dist_left`` sums :func:`row_dist` over the rows sent left (the view's target range):
+    the distance of the similarity bound.
     """
     m = srt.shape[1]
+    lo, hi = target_range(srt[0], stats, loss)
     out_r = np.empty(m, np.int64)
     out_n = np.empty(m, np.int64)
     out_w = np.empty(m)
@@ -187,7 +447,7 @@ def candidates(srt, rank, w, feature, min_leaf):
                 out_n[count] = t
                 out_w[count] = cum
                 count += 1
-        cum += w[i]
+        cum += w[i] if loss == MISCLASSIFICATION else row_dist(i, w, stats, loss, lo, hi)
     return out_r[:count], out_n[:count], out_w[:count]
 
 
@@ -212,30 +472,30 @@ def partition(srt, rank_row, split_rank, n_left):
 
 
 @njit(cache=True)
-def point_bounds(j, a, b, weight_left, ev_left, ev_right, monotone):
+def point_bounds(j, a, b, dist_left, ev_left, ev_right, monotone):
     """Lower bounds on the two children's optima at candidate ``j`` from solved neighbours.
 
     ``a < j < b`` are candidates with known child lower bounds (``-1`` / ``T``: none);
-    ``weight_left`` is increasing. Moving weight ``k`` into (out of) a set changes its
+    ``dist_left`` is increasing. Moving weight ``k`` into (out of) a set changes its
     optimum by at most ``k`` (similarity bound); without a minimum leaf size the optimum of
     a superset is never below the subset's (monotone), which gives the second terms.
     """
-    T = weight_left.shape[0]
+    T = dist_left.shape[0]
     lo_left = 0.0
     lo_right = 0.0
     if a >= 0:
-        lo_right = max(lo_right, ev_right[a] - (weight_left[j] - weight_left[a]))
+        lo_right = max(lo_right, ev_right[a] - (dist_left[j] - dist_left[a]))
         if monotone:
             lo_left = max(lo_left, ev_left[a])
     if b < T:
-        lo_left = max(lo_left, ev_left[b] - (weight_left[b] - weight_left[j]))
+        lo_left = max(lo_left, ev_left[b] - (dist_left[b] - dist_left[j]))
         if monotone:
             lo_right = max(lo_right, ev_right[b])
     return lo_left, lo_right
 
 
 @njit(cache=True)
-def shrink(lo, hi, a, b, weight_left, ev_left, ev_right, monotone, limit, out_left, out_right):
+def shrink(lo, hi, a, b, dist_left, ev_left, ev_right, monotone, limit, out_left, out_right):
     """Drop candidates at both ends of ``[lo, hi]`` whose bound reaches ``limit``.
 
     A candidate's bound is the larger of its neighbours' (:func:`point_bounds`) and the one
@@ -244,7 +504,7 @@ def shrink(lo, hi, a, b, weight_left, ev_left, ev_right, monotone, limit, out_le
     Returns the remaining ``(lo, hi)`` (empty when ``lo > hi``).
     """
     while lo <= hi:
-        bl, br = point_bounds(lo, a, b, weight_left, ev_left, ev_right, monotone)
+        bl, br = point_bounds(lo, a, b, dist_left, ev_left, ev_right, monotone)
         bl, br = max(bl, out_left[lo]), max(br, out_right[lo])
         if bl + br < limit - EPS:
             break
@@ -252,7 +512,7 @@ def shrink(lo, hi, a, b, weight_left, ev_left, ev_right, monotone, limit, out_le
         out_right[lo] = max(out_right[lo], br)
         lo += 1
     while hi >= lo:
-        bl, br = point_bounds(hi, a, b, weight_left, ev_left, ev_right, monotone)
+        bl, br = point_bounds(hi, a, b, dist_left, ev_left, ev_right, monotone)
         bl, br = max(bl, out_left[hi]), max(br, out_right[hi])
         if bl + br < limit - EPS:
             break
@@ -263,11 +523,11 @@ def shrink(lo, hi, a, b, weight_left, ev_left, ev_right, monotone, limit, out_le
 
 
 @njit(cache=True)
-def fill_bounds(lo, hi, a, b, weight_left, ev_left, ev_right, monotone, out_left, out_right):
+def fill_bounds(lo, hi, a, b, dist_left, ev_left, ev_right, monotone, out_left, out_right):
     """Record neighbour bounds (elementwise max) for every candidate of ``[lo, hi]``; return their min sum."""
     lowest = np.inf
     for j in range(lo, hi + 1):
-        bl, br = point_bounds(j, a, b, weight_left, ev_left, ev_right, monotone)
+        bl, br = point_bounds(j, a, b, dist_left, ev_left, ev_right, monotone)
         out_left[j] = max(out_left[j], bl)
         out_right[j] = max(out_right[j], br)
         lowest = min(lowest, out_left[j] + out_right[j])
@@ -275,7 +535,7 @@ def fill_bounds(lo, hi, a, b, weight_left, ev_left, ev_right, monotone, out_left
 
 
 @njit(cache=True)
-def depth2(srt, rank, y, w, n_classes, allowed_root, allowed_child, alpha, min_leaf, upper_bound):
+def depth2(srt, rank, y, w, stats, loss, width, allowed_root, allowed_child, alpha, min_leaf, upper_bound):
     """Optimal tree of depth <= 2 for a view, searching for cost < ``upper_bound``.
 
     ``allowed_root`` masks the root's features, ``allowed_child[0/1]`` its left/right child's.
@@ -291,12 +551,12 @@ def depth2(srt, rank, y, w, n_classes, allowed_root, allowed_child, alpha, min_l
     """
     p, m = srt.shape
     nodes = np.full(6, -1, np.int64)
-    best = misclassified(class_weights(srt, y, w, n_classes))
+    best = leaf_cost(srt[0], y, w, stats, loss, width)
     monotone = min_leaf <= 1
-    for f in stump_order(srt, rank, y, w, n_classes, allowed_root):
+    for f in stump_order(srt, rank, y, w, stats, loss, width, allowed_root):
         if min(best, upper_bound) <= alpha + EPS:
             break
-        cand_r, cand_n, cand_w = candidates(srt, rank, w, f, min_leaf)
+        cand_r, cand_n, cand_w = candidates(srt, rank, w, stats, loss, f, min_leaf)
         T = cand_r.shape[0]
         if T == 0:
             continue
@@ -316,7 +576,7 @@ def depth2(srt, rank, y, w, n_classes, allowed_root, allowed_child, alpha, min_l
             if lo > hi:
                 continue
             mid = (lo + hi) // 2
-            cost, lower, feat, thr = depth1_pair(srt, rank, y, w, n_classes, f, cand_r[mid], allowed_child,
+            cost, lower, feat, thr = depth1_pair(srt, rank, y, w, stats, loss, width, f, cand_r[mid], allowed_child,
                                                  alpha, min_leaf, limit)
             ev_left[mid] = lower[0]
             ev_right[mid] = lower[1]

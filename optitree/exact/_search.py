@@ -89,13 +89,24 @@ class Search:
         self.per_node = not (allowed == allowed[0]).all()
         self.alpha = float(alpha)
         self.min_leaf = int(min_leaf)
-        self.monotone = self.min_leaf <= 1
+        self.monotone = self.min_leaf <= 1  # of the leaf-size condition; see monotone_at
         self.deadline = deadline
         self.node_limit = np.inf if node_limit is None else int(node_limit)
         self.nodes_used = 0
         self.exhausted = False
         self.cache: dict = {}
         self._relaxed: Search | None = None  # the same search without min_leaf (relaxed_bounds)
+
+    def monotone_at(self, depth: int) -> bool:
+        """Whether ``OPT(A) <= OPT(B)`` for row sets ``A ⊆ B`` under sub-trees of ``depth`` (the monotone bound).
+
+        Restricting ``B``'s optimal tree to ``A`` can leave splits that send every row of ``A``
+        one way; such a split is dropped by lifting its non-empty child in its place, which is
+        a tree for ``A`` when no leaf-size minimum applies and the lifted nodes may use their
+        new positions' features: always at depth 1 (a degenerate stump is a leaf), deeper only
+        when every node allows the same features.
+        """
+        return self.monotone and (depth <= 1 or not self.per_node)
 
     # ------------------------------------------------------------------ budget
     def spend(self) -> None:
@@ -112,8 +123,8 @@ class Search:
 
     # ------------------------------------------------------------------ sub-problems
     def leaf_cost(self, view) -> float:
-        d = self.data
-        return float(K.misclassified(K.class_weights(view, d.y, d.weight, d.n_classes)))
+        y, w, stats, loss, width = self.data.kernel_args()
+        return float(K.leaf_cost(view[0], y, w, stats, loss, width))
 
     def solve(self, view, depth: int, node: int, upper_bound: float = np.inf) -> Subtree:
         """Best tree of depth <= ``depth`` for ``view``, searching for cost < ``upper_bound``.
@@ -136,14 +147,14 @@ class Search:
             return hit
         if depth == 1:
             self.spend()
-            cost, lower, feat, thr = K.depth1_pair(view, d.rank, d.y, d.weight, d.n_classes, -1, 0,
+            cost, lower, feat, thr = K.depth1_pair(view, d.rank, *d.kernel_args(), -1, 0,
                                                    self.allowed[[node - 1, node - 1]], self.alpha, self.min_leaf,
                                                    upper_bound)
             nodes = None if feat[0] < 0 else (int(feat[0]), int(thr[0]), None, None)
             result = Subtree(float(cost[0]), float(lower[0]), nodes)
         elif depth == 2:
             self.spend()
-            cost, bound, n = K.depth2(view, d.rank, d.y, d.weight, d.n_classes, self.allowed[node - 1],
+            cost, bound, n = K.depth2(view, d.rank, *d.kernel_args(), self.allowed[node - 1],
                                       self.allowed[2 * node - 1:2 * node + 1], self.alpha, self.min_leaf, upper_bound)
             result = Subtree(float(cost), float(bound), _depth2_nodes(n))
         else:
@@ -232,7 +243,7 @@ def _depth2_nodes(n):
 class FeatureScan:
     """Bisection over the thresholds of one feature at one node (ConTree's interval search).
 
-    Candidate ``j`` puts ``n_left[j]`` rows of weight ``weight_left[j]`` on the left. Solved
+    Candidate ``j`` puts ``n_left[j]`` rows of weight ``dist_left[j]`` on the left. Solved
     candidates give lower bounds on their neighbours through :func:`_kernels.point_bounds`;
     an interval's ends are dropped while their bound reaches the target, then its middle is
     solved: the larger child first with the target as upper bound, then the smaller one with
@@ -247,9 +258,10 @@ class FeatureScan:
 
     def __init__(self, search: Search, view, feature: int, depth: int, node: int, known=None):
         self.search, self.view, self.feature, self.depth, self.node = search, view, feature, depth, node
+        self.monotone = search.monotone_at(depth - 1)
         d = search.data
-        self.rank_threshold, self.n_left, self.weight_left = K.candidates(view, d.rank, d.weight, feature,
-                                                                          search.min_leaf)
+        self.rank_threshold, self.n_left, self.dist_left = K.candidates(view, d.rank, d.weight, d.stats,
+                                                                          d.loss_code, feature, search.min_leaf)
         T = self.rank_threshold.shape[0]
         self.solved_left = np.zeros(T)
         self.solved_right = np.zeros(T)
@@ -269,7 +281,7 @@ class FeatureScan:
         while self.queue:
             lo, hi, a, b = self.queue[0]
             limit = target() - s.alpha
-            lo, hi = K.shrink(lo, hi, a, b, self.weight_left, self.solved_left, self.solved_right, s.monotone,
+            lo, hi = K.shrink(lo, hi, a, b, self.dist_left, self.solved_left, self.solved_right, self.monotone,
                               limit, self.bound_left, self.bound_right)
             if lo > hi:
                 self.queue.popleft()
@@ -284,15 +296,15 @@ class FeatureScan:
             s.spend()
             r = int(self.rank_threshold[mid])
             if self.depth == 2:  # both depth-1 children in one sweep, no partition
-                cost, lower, feat, thr = K.depth1_pair(self.view, d.rank, d.y, d.weight, d.n_classes, self.feature, r,
+                cost, lower, feat, thr = K.depth1_pair(self.view, d.rank, *d.kernel_args(), self.feature, r,
                                                        s.allowed[2 * self.node - 1:2 * self.node + 1], s.alpha,
                                                        s.min_leaf, limit)
                 sides = [Subtree(float(cost[k]), float(lower[k]),
                                  None if feat[k] < 0 else (int(feat[k]), int(thr[k]), None, None)) for k in (0, 1)]
             else:
                 left, right = K.partition(self.view, d.rank[self.feature], r, int(self.n_left[mid]))
-                slack = max(self.weight_left[mid] - self.weight_left[lo],
-                            self.weight_left[hi] - self.weight_left[mid])
+                slack = max(self.dist_left[mid] - self.dist_left[lo],
+                            self.dist_left[hi] - self.dist_left[mid])
                 sides = self._solve_children(left, right, limit, slack)
             self.queue.popleft()
             self.solved_left[mid] = self.bound_left[mid] = max(self.bound_left[mid], sides[0].lower_bound)
@@ -331,13 +343,24 @@ class FeatureScan:
         """Lowest children bound over candidates not yet resolved (after a stop)."""
         lowest = self.unresolved
         for lo, hi, a, b in self.queue:
-            lowest = min(lowest, K.fill_bounds(lo, hi, a, b, self.weight_left, self.solved_left, self.solved_right,
-                                               self.search.monotone, self.bound_left, self.bound_right))
+            lowest = min(lowest, K.fill_bounds(lo, hi, a, b, self.dist_left, self.solved_left, self.solved_right,
+                                               self.monotone, self.bound_left, self.bound_right))
         return lowest
 
 
+def weighted_median(values, weights) -> float:
+    """The lower weighted median (the value the kernels predict at an absolute-error leaf)."""
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(weights[order])
+    return float(values[order][np.searchsorted(cum, 0.5 * cum[-1])])
+
+
 def to_tree(data: ExactData, nodes, rows) -> Tree:
-    """``greedy.Tree`` of a nested split structure; node values are weighted class counts of ``rows``."""
+    """``greedy.Tree`` of a nested split structure over ``rows``.
+
+    Node values are weighted class counts (classification), weighted means (squared error)
+    or, at the leaves, weighted medians (absolute error) of the targets.
+    """
     left, right, feature, threshold = [], [], [], []
     stack = [(nodes, -1, False)]
     while stack:
@@ -354,8 +377,20 @@ def to_tree(data: ExactData, nodes, rows) -> Tree:
         stack.append((hi, idx, False))
         stack.append((lo, idx, True))
     n = len(left)
-    tree = Tree(left, right, feature, threshold, np.zeros((n, data.n_classes)), n_features=data.n_features)
-    return tree.fill_statistics(data.X[rows], data.y[rows], data.weight[rows] * data.scale, n_classes=data.n_classes)
+    if not data.is_regression:
+        tree = Tree(left, right, feature, threshold, np.zeros((n, data.n_classes)), n_features=data.n_features)
+        return tree.fill_statistics(data.X[rows], data.y[rows], data.weight[rows] * data.scale,
+                                    n_classes=data.n_classes)
+    tree = Tree(left, right, feature, threshold, np.zeros((n, 1)), n_features=data.n_features, task="regression")
+    tree = tree.fill_statistics(data.X[rows], data.targets(rows), data.weight[rows] * data.weight_unit)
+    if data.loss == "absolute":  # median leaves
+        leaf_of = tree.apply(data.X[rows])
+        value = tree.value.copy()
+        for leaf in np.unique(leaf_of):
+            at = rows[leaf_of == leaf]
+            value[leaf, 0] = weighted_median(data.targets(at), data.weight[at])
+        tree = Tree.from_dict({**tree.to_dict(), "value": value})
+    return tree
 
 
 @dataclass

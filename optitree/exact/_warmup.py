@@ -30,5 +30,9 @@ def warm_up() -> float:
     solve(data, max_depth=3)
     solve(data, max_depth=3, node_limit=2)  # a stopped search: open_bound's kernel
     split_bounds(data, depth=2)  # depth-1 children: depth1_pair
+    for loss in ("squared", "absolute"):
+        regression = prepare(data.X, rng.rand(40), np.ones(40), loss=loss)
+        solve(regression, max_depth=3)
+        split_bounds(regression, depth=2)
     _warm = True
     return time.perf_counter() - t0
