@@ -16,11 +16,14 @@ import sys
 def run_line(record) -> str:
     """``"iris d=2 flow s=0: done, optimal, gap 0.00%, 1.2 s"`` for a finished run."""
     c = record.config
-    text = f"{c['dataset_label']} d={c['depth']} {c['method_label']} s={c['seed']}: {record.status}"
+    fold = "" if c.get("fold") is None else f" fold={c['fold']}"
+    text = f"{c['dataset_label']} d={c['depth']} {c['method_label']} s={c['seed']}{fold}: {record.status}"
     solver = record.solver or {}
     if record.status == "done" and solver:
         gap = solver.get("gap")
         text += f", {solver.get('status')}" + ("" if gap is None else f", gap {100 * gap:.2f}%")
+        if solver.get("certificate"):
+            text += f" ({solver['certificate']})"
     elif record.status != "done" and record.error:
         text += f" ({record.error.get('type')}: {str(record.error.get('message')).splitlines()[0][:80]})"
     if record.duration is not None:

@@ -146,6 +146,17 @@ def aggregate(df):
     return out.reset_index()
 
 
+def _settled_total(parts) -> str:
+    """Sum of ``"engine 5, mip 1"`` strings: ``"settled by engine 10, mip 1"`` (empty when none)."""
+    counts: dict = {}
+    for part in parts:
+        for item in filter(None, str(part or "").split(", ")):
+            name, _, k = item.rpartition(" ")
+            if k.isdigit():
+                counts[name] = counts.get(name, 0) + int(k)
+    return ("settled by " + ", ".join(f"{k} {v}" for k, v in counts.items())) if counts else ""
+
+
 def _settled(certificates) -> str:
     """``"engine 5"``, ``"engine 3, unproven 2"``: what settled a group's optimal fits (empty for greedy)."""
     counts = certificates.dropna().value_counts()
@@ -238,7 +249,7 @@ def identical_note(agg) -> str:
     if not cells:
         return ""
     return ("Identical by construction: the exact engine settled every fit of these optimal methods, so no MIP "
-            "formulation was solved and their trees are the same optimum: " + "; ".join(cells) + ".")
+            "formulation was solved and both return the engine's proven optimum: " + "; ".join(cells) + ".")
 
 
 def section(text: str, heading: str) -> str | None:
@@ -308,8 +319,9 @@ def markdown_report(df, agg, title: str, stats=None) -> str:
         parts += ["", "## Mean train / test score by method", ""]
         methods = list(dict.fromkeys(agg["method"]))
         kinds = dict(zip(agg["method"], agg["kind"]))
-        header = ["dataset", "depth"] + [f"{m} ({'optimal' if kinds[m] == 'mip' else kinds[m]})" if kinds[m] else m
-                                         for m in methods]
+        settled = {m: _settled_total(agg[agg["method"] == m]["settled_by"]) for m in methods}
+        header = ["dataset", "depth"] + [f"{m} ({settled[m] or 'optimal'})" if kinds[m] == "mip"
+                                         else f"{m} ({kinds[m]})" if kinds[m] else m for m in methods]
         cells = {(r.dataset, r.depth, r.method): r for r in agg.itertuples(index=False)}
         pivot_rows = []
         for dataset, depth in dict.fromkeys(zip(agg["dataset"], agg["depth"])):
