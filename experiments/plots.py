@@ -180,11 +180,16 @@ def _accuracy_vs_depth(df, plt):
 
 
 def _optimality(df, plt):
+    """Per dataset: proven-optimal fraction (top) and mean fit time (bottom) vs depth; at most 4 datasets a row."""
     datasets = list(dict.fromkeys(df["dataset"]))
     methods = list(dict.fromkeys(df["method"]))
     colors = _method_colors(methods)
-    fig, axes = plt.subplots(2, len(datasets), figsize=(3.6 * len(datasets), 6.4), squeeze=False, layout="constrained")
-    for j, dataset in enumerate(datasets):
+    ncols = min(len(datasets), 4)
+    nrows = int(np.ceil(len(datasets) / ncols))
+    fig, axes = plt.subplots(2 * nrows, ncols, figsize=(3.6 * ncols, 3.0 * 2 * nrows), squeeze=False,
+                             layout="constrained")
+    for k, dataset in enumerate(datasets):
+        top, bottom = axes[2 * (k // ncols), k % ncols], axes[2 * (k // ncols) + 1, k % ncols]
         sub = df[df["dataset"] == dataset]
         for method in methods:
             m = sub[sub["method"] == method]
@@ -193,16 +198,20 @@ def _optimality(df, plt):
             proven = m["proven_optimal"].dropna()
             if len(proven):
                 frac = m.dropna(subset=["proven_optimal"]).groupby("depth")["proven_optimal"].mean()
-                axes[0, j].plot(frac.index, frac.values, marker="o", color=colors[method], label=method)
+                top.plot(frac.index, frac.values, marker="o", color=colors[method], label=method)
             t = m.groupby("depth")["fit_time"].mean()
-            axes[1, j].plot(t.index, t.values, marker="o", color=colors[method], label=method)
-        axes[0, j].set(title=dataset, ylim=(-0.05, 1.05), ylabel="proven-optimal fraction", xlabel="depth")
-        axes[1, j].set(yscale="log", ylabel="fit time (s)", xlabel="depth")
-        for ax in axes[:, j]:
+            bottom.plot(t.index, t.values, marker="o", color=colors[method], label=method)
+        top.set(title=dataset, ylim=(-0.05, 1.05), ylabel="proven-optimal fraction", xlabel="depth")
+        bottom.set(yscale="log", ylabel="fit time (s)", xlabel="depth")
+        for ax in (top, bottom):
             ax.set_xticks(sorted(sub["depth"].unique()))
             ax.grid(True, alpha=0.3)
-    axes[1, 0].legend(fontsize=7, loc="best")
-    fig.suptitle("Proven optimality and time")
+    for k in range(len(datasets), nrows * ncols):
+        axes[2 * (k // ncols), k % ncols].set_visible(False)
+        axes[2 * (k // ncols) + 1, k % ncols].set_visible(False)
+    handles, labels = axes[1, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 6), fontsize=8)
+    fig.suptitle("Proven optimality and fit time (mean over seeds and folds)")
     return fig
 
 
