@@ -315,3 +315,41 @@ def test_report_says_when_the_engine_settled_both_formulations(tmp_path, capsys)
     assert set(zip(stats_rows["greedy"], stats_rows["optimal"])) == {("cart", "oct"), ("cart", "flow")}
     line = progress.run_line(mip[0])
     assert f"fold={mip[0].config['fold']}" in line and f"({mip[0].solver['certificate']})" in line
+
+
+# ---------------------------------------------------------------------------- regression, same protocol
+REGRESSION = """
+protocol = "cv"
+depths = [1]
+seeds = [0]
+
+[cv]
+folds = 3
+
+[[datasets]]
+name = "friedman1"
+params = { n = 45 }
+
+[[methods]]
+name = "cart-regressor"
+
+[[methods]]
+name = "ort"
+params = { time_limit = 20.0, loss = "squared" }
+"""
+
+
+def test_regression_pairs_r2_fold_by_fold(tmp_path):
+    cfg = write(tmp_path, REGRESSION)
+    out = tmp_path / "out"
+    assert cli.main(["run", str(cfg), "--out", str(out), "--quiet", "--no-summary"]) == 0
+    assert cli.main(["summarize", str(out)]) == 0
+    recs = records.load_run_records(out)
+    assert len(recs) == 6 and not any(r.data["stratified"] for r in recs)  # plain k-fold for regression
+    by = {}
+    for r in recs:
+        by.setdefault(r.config["fold"], {})[r.kind] = r.metrics["test_r2"]
+    d = [p["mip"] - p["greedy"] for p in by.values()]
+    row = pd.read_csv(out / "stats.csv").query("level == 'dataset' and score == 'test'").iloc[0]
+    assert row["task"] == "regression" and row["n_pairs"] == 3
+    assert row["diff"] == pytest.approx(np.mean(d), abs=1e-12)
