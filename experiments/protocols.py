@@ -167,7 +167,7 @@ def _run_params(spec, method, force_single_thread: bool) -> tuple[dict, dict]:
     if force_single_thread and "threads" in method.params:
         params["threads"] = 1
     t = time.perf_counter()
-    warm = warm_up()
+    warm = warm_up() if method.kind == "mip" else 0.0  # greedy-only grids never compile the engine
     execution = {"force_single_thread": force_single_thread, "threads_forced": threads_forced,
                  "warm_up_time": warm, "warm_up_wall": time.perf_counter() - t}
     return params, execution
