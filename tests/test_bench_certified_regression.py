@@ -132,3 +132,32 @@ def test_main_regression_summary(tiny, monkeypatch, capsys):
         bc.main(["--task", "regression", "--constraint", "forbid"])
     with pytest.raises(SystemExit, match="unknown regression sets"):
         bc.main(["--task", "regression", "--sets", "iris"])
+
+
+def test_streed_unfinished_or_not_run(tiny, monkeypatch):
+    """STreeD's tree after its time limit is an upper bound: a proof above it is false; too large: no run."""
+    import experiments._peers as peers
+
+    X, y = tiny
+    sst = float(((y - y.mean()) ** 2).sum())
+    monkeypatch.setattr(optitree, "OptimalTreeRegressor", _ConstantClaimsProof)
+    monkeypatch.setattr(peers, "run_streed", lambda X, y, depth, time_limit: {
+        "status": "time limit", "sse": 0.5 * sst, "seconds": 7.0, "n_binary": 9})
+    row = bc.run_regression("tiny", 2, 1.0, "squared", reference_limit=7)
+    assert row["STreeD"].startswith("<=0.5000 (STreeD stopped") and row["ratio"].startswith("<=")
+    assert row["check"] == "FALSE PROOF" and row["_ratio"] is None and row["_peer_unfinished"]
+    monkeypatch.setattr(optitree, "OptimalTreeRegressor", _Memorises)  # unproven, below STreeD's best: fine
+    assert bc.run_regression("tiny", 2, 1.0, "squared", reference_limit=7)["check"] == "-0.5000 vs STreeD's best"
+    monkeypatch.setattr(peers, "run_streed", lambda X, y, depth, time_limit: {
+        "status": "too many binary features", "sse": None, "seconds": None, "n_binary": 123456})
+    row = bc.run_regression("tiny", 2, 1.0, "squared", reference_limit=7)
+    assert "not run: 123456 binary features" in row["STreeD"] and row["ratio"] == "-" and row["check"] == ""
+
+
+def test_run_streed_refuses_an_encoding_over_the_limits():
+    from experiments._peers import run_streed
+
+    X = np.random.RandomState(0).rand(50, 3)
+    out = run_streed(X, X[:, 0], 2, max_binary_features=100)
+    assert out == {"status": "too many binary features", "sse": None, "seconds": None, "n_binary": 147}
+    assert run_streed(X, X[:, 0], 2, max_cells=50 * 146)["status"] == "too many binary features"
