@@ -3,7 +3,7 @@
 The benchmark ``experiments.bench_certified --task regression`` and the engine's slow tests use
 STreeD on :func:`experiments._peers.binarize_midpoints` as independent truth for the optimal
 squared-error tree. Here that peer is checked against brute force over all trees of depth
-<= 2 on all midpoints of tiny data sets.
+<= 3 on all midpoints of tiny data sets.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_binarize_midpoints_is_the_raw_split_space():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("depth", [1, 2])
+@pytest.mark.parametrize("depth", [1, 2, 3])
 def test_streed_on_all_midpoints_equals_brute_force(seed, depth):
     pytest.importorskip("pystreed")
     rng = np.random.RandomState(seed)
