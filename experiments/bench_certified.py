@@ -42,8 +42,11 @@ split space; :mod:`experiments._peers`; squared error only, "-" for absolute), S
 and the ratio fit / STreeD. Losses are computed here from each model's predictions, never
 from a solver's objective. "check" flags a proof above any tree STreeD found, optimal or
 not ("FALSE PROOF"), and a fit below STreeD's proven optimum ("BELOW PEER"); both would be
-bugs. Rows say where STreeD stopped
-at ``--reference-limit`` or was not run because the encoding was too large::
+bugs. Rows say where STreeD stopped at ``--reference-limit`` (its SSE is then an upper bound
+on the optimum and the ratio an upper bound, "<=") or was not run because the encoding was
+too large (:data:`experiments._peers.MAX_BINARY_FEATURES`, ``MAX_BINARY_CELLS``). The summary
+per depth counts proofs, fits better than CART and at STreeD's optimum, and gives the median
+ratio over the rows where STreeD proved its optimum, with the count of the others::
 
     python -m experiments.bench_certified --task regression                   # depths 2 3, 60 s
     python -m experiments.bench_certified --task regression --quick --time-limit 5
