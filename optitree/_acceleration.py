@@ -23,8 +23,10 @@ least ``min_samples_leaf`` rows — over the same or fewer thresholds. So:
   stays feasible). When every candidate and the leaf are screened, the incumbent is proven
   optimal by the bounds alone and no MIP is solved.
 
-Costs here are in the engine's units (weights of the data given to the estimator); the
-formulation's objective is ``units_per_weight`` times them (:func:`model_units`).
+Costs here are in the engine's units: the loss with the weights of the data given to the
+estimator and, for regression, the targets in the model's units (:func:`engine_targets`), so
+that no user-unit loss (e.g. a squared error of targets near 1e-300) under- or overflows; the
+formulation's objective is :func:`model_units` times them.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from .formulations import InfeasibleStartError
 from .formulations._heap import PASS_THROUGH, to_heap
 from .solvers import SolveResult, relative_gap
 
-__all__ = ["STAGES", "parse_acceleration", "ExactStage", "ExactStageMixin", "model_units", "candidate_bounds",
+__all__ = ["STAGES", "parse_acceleration", "ExactStage", "ExactStageMixin", "model_units", "engine_targets",
+           "candidate_bounds",
            "root_bound_row", "restrict_features"]
 
 #: Stages of the acceleration, each can be switched off (``acceleration="start+rows"`` ...).
@@ -68,8 +71,18 @@ def parse_acceleration(value) -> frozenset:
 
 
 def model_units(form) -> float:
-    """Formulation objective per unit of misclassified weight of the estimator's data."""
-    return float(form.error_scale)
+    """Formulation objective per unit of engine cost (:func:`engine_targets`).
+
+    Classification: per unit of misclassified weight (``form.error_scale``). Regression: per
+    unit of loss of the model-unit targets ``(y - centre) * target_scale`` at the user's
+    weights, ``form.error_scale / target_unit``, finite whatever the targets' magnitude.
+    """
+    return float(form.model_error_scale * form.weight_scale)
+
+
+def engine_targets(form, y) -> np.ndarray:
+    """``y`` as the engine sees it: class codes, or regression targets in the model's units."""
+    return form.task.to_model_units(y) if form.task.name == "regression" else y
 
 
 @dataclass
@@ -96,6 +109,9 @@ class ExactStage:
     sees_all : bool
         The engine honours every restriction of the model (no user rows, the feature limit
         enumerable): its proof is the fit's certificate, with no MIP.
+    lower_bounds : bool
+        The engine's optima bound the model's from below (False for linear leaves, which
+        the engine's constant leaves do not cover: its tree is then a start only).
     certificate : str or None
         ``"engine"`` (the engine proved the tree optimal: no MIP) or ``"bounds"`` (the root
         bounds proved the incumbent optimal: no MIP), else None.
@@ -105,6 +121,7 @@ class ExactStage:
     allowed: np.ndarray | None = None
     max_distinct_features: int | None = None
     sees_all: bool = True
+    lower_bounds: bool = True
     engine: dict | None = None
     bounds: dict | None = None
     decomposition: dict | None = None
@@ -360,6 +377,9 @@ class ExactStageMixin:
     :class:`ExactStage` from :meth:`_exact_stage` (the classifier does, for axis-aligned splits).
     """
 
+    #: The engine's loss for this estimator's task (:func:`optitree.exact.prepare`).
+    _engine_loss = "misclassification"
+
     def _exact_stage(self, form):
         """The :class:`~optitree._acceleration.ExactStage` of this fit, or None (no engine)."""
         return None
@@ -429,35 +449,42 @@ class ExactStageMixin:
                                                 time_limit=share)
         candidates = candidate_bounds(form, bounds, trivial)
         info = root_bound_row(form, spec, bounds, candidates, incumbent=incumbent, incumbent_root=root,
-                              screening="screening" in stage.stages, add_row="rows" in stage.stages)
+                              screening="screening" in stage.stages,
+                              # the row bounds the model's objective: sound only when that is the tree's true one
+                              add_row="rows" in stage.stages and form.objective_is_exact)
         lower, _, _, leaf = candidates
         return info, (lower, leaf)
 
     def _implied_restrictions(self, form, spec, stage):
-        """Narrow ``stage.allowed`` to the splits the user rows leave possible (FlowOCT).
+        """Narrow ``stage.allowed`` to the splits the user rows leave possible (FlowOCT, OCT, ORT).
 
-        Feature ``f`` is dropped at node ``n`` when every column ``b[n, (f, ·)]`` is fixed to 0
-        or cannot be 1 by :func:`optitree._decomposition.infeasible_fixings`: no feasible tree
-        splits ``n`` on ``f``, so the engine's optimum over the remaining trees is still a
-        lower bound under the user rows, and its bounds and start get as tight as the
-        restriction makes them (a forbidden feature written in Pyomo costs what
-        ``allowed_features`` does).
+        Feature ``f`` is dropped at node ``n`` when every split column of ``n`` on ``f``
+        (:meth:`~optitree.formulations.TreeFormulation.split_groups`: FlowOCT's ``b[n, (f, ·)]``,
+        OCT's ``a[n, f]``) is fixed to 0 or cannot be 1 by
+        :func:`optitree._decomposition.infeasible_fixings`: no feasible tree splits ``n`` on
+        ``f``, so the engine's optimum over the remaining trees is still a lower bound under
+        the user rows, and its bounds and start get as tight as the restriction makes them (a
+        forbidden feature written in Pyomo costs what ``allowed_features`` does).
         """
-        if form.name != "flow" or not form.n_thresholds:
+        groups = form.split_groups()
+        if groups is None:
             return
         from ._decomposition import infeasible_fixings
 
-        b = np.asarray(form.vars["b"])
-        p = np.asarray(form.vars["p"])[: b.shape[0]]
-        flagged = infeasible_fixings(spec, np.c_[b, p])[:, :-1]
-        spec.var_blocks["b"].ub[flagged.ravel()] = 0.0  # block "b" is (B, F_b) in heap order
+        columns, feature = groups  # (B, m) exclusive groups per node; feature of each member, -1: not a split
+        is_split = feature >= 0
         _, _, ub, _ = spec.column_arrays()
-        open_split = ub[b] > 0.5  # (B, F_b)
-        possible = np.zeros((b.shape[0], form.n_features), bool)
-        for n in range(b.shape[0]):
-            possible[n, np.unique(form.threshold_feature[open_split[n]])] = True
-        constant = np.bincount(form.threshold_feature, minlength=form.n_features) == 0
-        possible[:, constant] = True  # no column to judge by; the engine never splits on them
+        open_before = (ub[columns] > 0.5) & is_split
+        flagged = infeasible_fixings(spec, columns) & is_split
+        spec.set_column_bounds(columns[flagged], ub=0.0)
+        _, _, ub, _ = spec.column_arrays()
+        open_split = (ub[columns] > 0.5) & is_split
+        possible = np.zeros((columns.shape[0], form.n_features), bool)
+        for n in range(columns.shape[0]):
+            possible[n, np.unique(feature[open_split[n]])] = True
+        never = np.ones(form.n_features, bool)  # no column in the model at all: the engine never splits on them
+        never[np.unique(feature[open_before.any(axis=0)])] = False
+        possible[:, never] = True
         allowed = possible if stage.allowed is None else stage.allowed & possible
         removed = int((~allowed).sum()) - (0 if stage.allowed is None else int((~stage.allowed).sum()))
         if removed:
@@ -510,6 +537,8 @@ class ExactStageMixin:
         ``in_model`` is False when the returned tree violates the model (user rows): nothing is
         then certified (:func:`~optitree._certificate.verify_tree_in_model`).
         """
+        if not stage.lower_bounds:
+            return
         known = [b for b in ((stage.engine or {}).get("bound"), (stage.bounds or {}).get("bound")) if b is not None]
         if known and (result.bound is None or max(known) > result.bound):
             result.apply_lower_bound(max(known))
@@ -570,7 +599,7 @@ class ExactStageMixin:
                   if result.proven_optimal else f"not proven optimal by the exact engine ({engine.status})"]
         self.tree_ = tree
         self.init_tree_ = None
-        self._set_result(result, notes + self._solve_notes())
+        self._set_result(result, notes)  # no MIP solved: no solve notes
 
     def _set_bounds_result(self, form, stage, tree, objective, source, options, spec, notes, build_time):
         """``tree_``/``result_`` when the root bounds prove the start optimal: no MIP is solved."""
@@ -586,4 +615,4 @@ class ExactStageMixin:
                      "no MIP was solved")
         self.tree_ = tree
         self.init_tree_ = tree
-        self._set_result(result, notes + self._solve_notes())
+        self._set_result(result, notes)  # no MIP solved: no solve notes

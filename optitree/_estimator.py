@@ -29,7 +29,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from greedy import FittedTreeMixin
 
 from . import exact
-from ._acceleration import ExactStageMixin
+from ._acceleration import ExactStageMixin, engine_targets
 from ._categorical import encode_categories
 from ._certificate import OBJECTIVE_TOL, verify_certificate, verify_tree_in_model
 from ._memory import check_size
@@ -134,7 +134,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         fraction = 1.0 if self.solver == "dp" else 0.9 if stage is None or stage.sees_all else 0.5
         share = None if options.time_limit is None else fraction * options.time_limit
         if stage is not None:
-            data = exact.prepare(X, y, sample_weight)
+            data = exact.prepare(X, engine_targets(form, y), sample_weight, loss=self._engine_loss)
 
         def run_engine():
             return stage.solve(data, form, max_depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf),

@@ -11,9 +11,13 @@ from sklearn.utils.validation import validate_data
 
 from greedy import CARTRegressor
 
+from . import exact
+from ._acceleration import ExactStage, parse_acceleration, restrict_features
 from ._categorical import encode_categories
 from ._estimator import _OptimalTreeBase
+from .exact import check_allowed
 from .formulations import FORMULATIONS, formulation_names
+from .formulations._task import RegressionTask
 from .formulations.ort import LEAF_MODELS, LOSSES
 
 __all__ = ["OptimalTreeRegressor"]
@@ -22,7 +26,7 @@ _CRITERION = {"absolute": "absolute_error", "squared": "squared_error"}
 
 
 class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
-    """Depth-bounded optimal regression tree by mixed-integer programming (ORT / ORT-L).
+    """Depth-bounded optimal regression tree, certified (ORT / ORT-L; the exact engine for constant leaves).
 
     The tree minimises, on the training data,
 
@@ -32,7 +36,13 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     the best constant prediction (weighted median / mean), :math:`S(T)` the number of
     splits and :math:`\\|W(T)\\|_1` the L1 norm of the linear leaves' coefficients in
     target ranges over the training box (:mod:`optitree.formulations.ort`).
-    ``result_.objective`` is in these units.
+    ``result_.objective`` is in these units (``summary()`` also shows the loss in the
+    target's units).
+
+    With constant leaves the exact engine (:mod:`optitree.exact`, squared or absolute error,
+    every midpoint threshold) settles the fit by default: without user ``constraints`` its
+    proof is the certificate and no MIP is solved; with them its tree is the MIP's start
+    and its bounds the root bound row and screening (``acceleration``).
 
     Parameters
     ----------
@@ -44,15 +54,16 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     leaf_model : {"constant", "linear"}, default="constant"
         "constant": one value per leaf (ORT). "linear": ``intercept + coef @ x`` per
         leaf, fitted jointly with the splits (ORT-L).
-    loss : {"absolute", "squared"}, default="absolute"
-        "absolute" is exact. "squared": HiGHS (1.15) cannot solve mixed-integer
-        quadratic programs, so the model minimises a piecewise-linear outer
-        approximation of the squared error (relative underestimate <= 0.83 %). The
-        returned tree's constant leaves are refitted to weighted means;
-        ``result_.objective`` is its *exact* squared error and ``result_.bound`` the
-        approximation's bound, a valid lower bound, so ``result_.gap`` is honest and
-        ``proven_optimal`` is True only if that gap closes (else ``result_.status``
-        is ``"error"``, never ``"optimal"``: :mod:`optitree._certificate`).
+    loss : {"squared", "absolute"}, default="squared"
+        "squared" (scikit-learn's default): the exact engine optimises it exactly; the
+        MIP (HiGHS cannot solve mixed-integer quadratic programs) minimises a
+        piecewise-linear outer approximation of the squared error (relative
+        underestimate <= 0.83 %), a valid lower bound. The returned tree's constant
+        leaves are weighted means; ``result_.objective`` is its *exact* squared error,
+        so ``result_.gap`` is honest and ``proven_optimal`` is True only if the gap
+        closes (else ``result_.status`` is ``"error"``, never ``"optimal"``:
+        :mod:`optitree._certificate`). "absolute": weighted median leaves, exact in the
+        engine and the MIP.
     alpha : float, default=0.0
         Penalty per split, as a fraction of the baseline loss.
     min_samples_leaf : int, default=1
@@ -91,7 +102,18 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         the solver's completion, which ``result_.trace`` records as the "start"
         event). A start is never worse than what ``fit`` returns.
     solver : str, default="highs"
-        "highs" or "pyomo:<name>" (see :class:`OptimalTreeClassifier`).
+        "highs", "pyomo:<name>" (see :class:`OptimalTreeClassifier`), or "dp": the exact
+        engine alone (constant leaves, no user ``constraints``).
+    acceleration : str, default="all"
+        How the exact engine helps (see :class:`OptimalTreeClassifier`): "all", "none",
+        or "+"-joined stages from "start", "proof", "rows", "screening". Linear leaves
+        use "start" only: the engine's constant-leaf optimum is no bound for them.
+    allowed_features : array-like of bool or None, default=None
+        Features each split may use, as in :class:`OptimalTreeClassifier`; enforced in
+        the MIP and honoured by the engine.
+    max_distinct_features : int or None, default=None
+        The tree splits on at most this many distinct features, as in
+        :class:`OptimalTreeClassifier`.
     constraints : callable or None, default=None
         ``constraints(model)`` adds linear Pyomo constraints over a mirror of the
         variable blocks (``a, b, d, z, l, beta, f`` and ``wp, wm`` for linear leaves).
@@ -154,6 +176,9 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         "coef_budget": [Interval(numbers.Real, 0, None, closed="neither")],
         "leaf_alpha": [Interval(numbers.Real, 0, None, closed="left")],
         "feature_scaling": [StrOptions({"minmax", "rank"})],
+        "acceleration": [str],
+        "allowed_features": ["array-like", None],
+        "max_distinct_features": [Interval(numbers.Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -161,7 +186,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         max_depth=2,
         formulation="ort",
         leaf_model="constant",
-        loss="absolute",
+        loss="squared",
         alpha=0.0,
         min_samples_leaf=1,
         coef_budget=2.0,
@@ -177,6 +202,9 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         node_limit=None,
         memory_budget=None,
         verbose=False,
+        acceleration="all",
+        allowed_features=None,
+        max_distinct_features=None,
     ):
         self.max_depth = max_depth
         self.formulation = formulation
@@ -197,6 +225,9 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         self.node_limit = node_limit
         self.memory_budget = memory_budget
         self.verbose = verbose
+        self.acceleration = acceleration
+        self.allowed_features = allowed_features
+        self.max_distinct_features = max_distinct_features
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -216,10 +247,60 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         -------
         self
         """
+        self._stages = parse_acceleration(self.acceleration)
+        if self.solver == "dp":
+            if self.constraints is not None:
+                raise ValueError("solver='dp' (the exact engine) takes no user constraints; use solver='highs'")
+            if self.leaf_model != "constant":
+                raise ValueError("solver='dp' builds constant-leaf trees; leaf_model='linear' needs a MIP solver")
         X, self.categories_ = encode_categories(X)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        self._allowed = None
+        if self.allowed_features is not None:
+            try:
+                self._allowed = check_allowed(np.asarray(self.allowed_features), int(self.max_depth), X.shape[1])
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"allowed_features: {exc}") from None
         self._solve(X, y, sample_weight)
         return self
+
+    @property
+    def _engine_loss(self) -> str:
+        return self.loss
+
+    def _exact_stage(self, form):
+        """The engine settles constant-leaf fits and starts linear-leaf ones; it is the whole solve for 'dp'."""
+        k = self.max_distinct_features
+        honoured = k is None or exact.honours_distinct_features(form.X_train, self._allowed, int(self.max_depth), k)
+        if self.solver == "dp":
+            if not honoured:
+                raise ValueError(f"solver='dp': max_distinct_features={k} needs more feature subsets than the "
+                                 f"engine enumerates ({exact.MAX_SUBSETS}); use a MIP solver")
+            return ExactStage(frozenset({"proof"}), allowed=self._allowed, max_distinct_features=k)
+        if self.leaf_model == "linear":  # a start only: linear leaves can beat the constant-leaf optimum
+            stages = self._stages & {"start"}
+            return ExactStage(stages, allowed=self._allowed, max_distinct_features=k if honoured else None,
+                              sees_all=False, lower_bounds=False) if stages else None
+        if not self._stages:
+            return None
+        return ExactStage(self._stages, allowed=self._allowed, max_distinct_features=k if honoured else None,
+                          sees_all=self.constraints is None and honoured)
+
+    def _engine_tree(self, engine, X, y, sample_weight):
+        """The engine's tree with the loss's leaf values over all training rows."""
+        return RegressionTask(self.loss).statistics(engine.tree, X, y, sample_weight)
+
+    def _side_rows(self) -> bool:
+        return super()._side_rows() or self.max_distinct_features is not None
+
+    def _progress_units(self, form):
+        return f"{self.loss} error" + ("" if self.alpha == 0 else " + alpha/split"), form.error_scale
+
+    def _restrict_model(self, form, spec):
+        if self._allowed is not None:
+            restrict_features(form, spec, self._allowed)
+        if self.max_distinct_features is not None:
+            form.limit_distinct_features(int(self.max_distinct_features))
 
     def _formulation(self, X, y, sample_weight, start_tree=None):
         return FORMULATIONS[self.formulation](

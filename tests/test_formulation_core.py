@@ -108,7 +108,7 @@ def test_the_regressor_builds_its_formulation_through_the_registry(monkeypatch):
 
     monkeypatch.setitem(FORMULATIONS, "ort", Recorded)
     X, y = xor_data()
-    reg = OptimalTreeRegressor(max_depth=1, time_limit=None).fit(X, X[:, 0] + y)
+    reg = OptimalTreeRegressor(max_depth=1, time_limit=None, acceleration="none").fit(X, X[:, 0] + y)
     assert len(built) == 1 and built[0].leaf_model == "constant" and reg.result_.has_solution
 
 

@@ -61,7 +61,8 @@ def solve_formulation(form, start_tree=None):
 def test_absolute_error_matches_brute_force(depth, n):
     for seed in range(30):
         X, y = random_set(seed, n)
-        reg = OptimalTreeRegressor(max_depth=depth, time_limit=None, node_limit=20_000).fit(X, y)
+        reg = OptimalTreeRegressor(max_depth=depth, loss="absolute", acceleration="none", time_limit=None,
+                                    node_limit=20_000).fit(X, y)
         assert reg.result_.proven_optimal, (seed, reg.result_.summary())
         truth = best_split_cost(X, y, np.arange(y.size), depth, "absolute")
         loss = np.abs(y - reg.predict(X)).sum()
@@ -75,7 +76,8 @@ def test_squared_error_within_the_documented_approximation():
     rel = ((1.2 - 1) / (1.2 + 1)) ** 2
     for seed in range(4):
         X, y = random_set(100 + seed, n=8)
-        reg = OptimalTreeRegressor(max_depth=2, loss="squared", time_limit=None, node_limit=20_000).fit(X, y)
+        reg = OptimalTreeRegressor(max_depth=2, loss="squared", acceleration="none", time_limit=None,
+                                    node_limit=20_000).fit(X, y)
         truth = best_split_cost(X, y, np.arange(y.size), 2, "squared") / leaf_cost(y, "squared")
         res = reg.result_
         assert res.bound <= truth + 1e-9
@@ -173,7 +175,7 @@ def test_init_tree_and_attributes():
     X, y = random_set(5, n=12)
     frame = pd.DataFrame(X, columns=["u", "v"])
     shallow = OptimalTreeRegressor(max_depth=1).fit(frame, y)
-    deep = OptimalTreeRegressor(max_depth=2, init=shallow).fit(frame, y)
+    deep = OptimalTreeRegressor(max_depth=2, init=shallow, acceleration="none").fit(frame, y)  # the given start
     assert deep.result_.start_source == "previous-depth"
     assert deep.result_.objective <= shallow.result_.objective + 1e-9
     assert list(deep.feature_names_in_) == ["u", "v"] and deep.n_features_in_ == 2
@@ -274,7 +276,8 @@ def test_feature_scaling_keeps_the_brute_force_optimum(feature_scaling):
         for v in np.unique(X[:, j])[:-1]:
             left = X[:, j] <= v
             best = min(best, loss(y[left]) + loss(y[~left]))
-    reg = OptimalTreeRegressor(max_depth=1, feature_scaling=feature_scaling, time_limit=None).fit(X, y)
+    reg = OptimalTreeRegressor(max_depth=1, loss="absolute", feature_scaling=feature_scaling, acceleration="none",
+                               time_limit=None).fit(X, y)
     assert reg.result_.proven_optimal
     assert reg.result_.objective == pytest.approx(best / loss(y), rel=1e-7)
 

@@ -194,7 +194,8 @@ REGRESSORS = {
     "cart": lambda: CARTRegressor(max_depth=DEPTH, random_state=0),
     "cart-absolute": lambda: CARTRegressor(max_depth=DEPTH, criterion="absolute_error", random_state=0),
     "cart-linear": lambda: CARTRegressor(max_depth=DEPTH, leaf_model="linear", random_state=0),
-    "ort": lambda: OptimalTreeRegressor(max_depth=DEPTH, time_limit=20),
+    "ort": lambda: OptimalTreeRegressor(max_depth=DEPTH, loss="absolute", time_limit=20),
+    "ort-squared": lambda: OptimalTreeRegressor(max_depth=DEPTH, time_limit=20),
     "ort-l": lambda: OptimalTreeRegressor(max_depth=1, leaf_model="linear", time_limit=20),
 }
 

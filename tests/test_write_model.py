@@ -39,7 +39,7 @@ def test_user_constraints_are_in_the_model(iris):
 
 def test_regressor_writes_its_model(tmp_path):
     X = np.linspace(0, 1, 12)[:, None]
-    reg = OptimalTreeRegressor(max_depth=1).fit(X, (X[:, 0] > 0.5).astype(float))
+    reg = OptimalTreeRegressor(max_depth=1, acceleration="start").fit(X, (X[:, 0] > 0.5).astype(float))
     reg.write_model(tmp_path / "ort.lp")
     assert (tmp_path / "ort.lp").read_text().strip()
 

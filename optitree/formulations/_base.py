@@ -424,6 +424,15 @@ class TreeFormulation(CompleteTreeShape, ABC):
         """
         return None
 
+    def split_groups(self):
+        """Per branch node, the columns of which at most one is 1, for the exact engine's implied restrictions.
+
+        Returns ``(columns, feature)`` or None: ``columns`` (B, m) in heap order, ``feature[j]``
+        the split feature of member ``j`` (-1 for a member that is no split, e.g. FlowOCT's
+        ``p[n]``). Default: None.
+        """
+        return None
+
     def split_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Columns that say which feature each branch node splits on, for :meth:`limit_distinct_features`.
 

@@ -197,7 +197,8 @@ class RegressionTask(Task):
         if not np.isfinite(self.target_scale * (hi - self.target_centre)):
             raise ValueError(f"the range of y ({lo:g} .. {hi:g}) must be a finite float64; "
                              f"targets must lie within +-{np.finfo(np.float64).max / 2:.3g}")
-        self.target_unit = self.target_scale ** (1 if self.loss == "absolute" else 2)
+        with np.errstate(over="ignore"):  # inf: user-unit losses below float64's range (targets near 1e-300)
+            self.target_unit = float(np.float64(self.target_scale) ** (1 if self.loss == "absolute" else 2))
         t = self.to_model_units(y)
         if self.loss == "absolute":
             return float(model_weight @ np.abs(t - weighted_median(t, model_weight)))

@@ -349,6 +349,12 @@ class FlowOCTFormulation(TreeFormulation):
         """``b[root, q]`` per binarized feature ``q`` (:meth:`TreeFormulation.root_split_columns`)."""
         return np.asarray(self.vars["b"])[0], self.threshold_feature, self.threshold_value
 
+    def split_groups(self):
+        """``b[n, :]`` and ``p[n]`` (one path row each) (:meth:`TreeFormulation.split_groups`)."""
+        b = np.asarray(self.vars["b"])
+        p = np.asarray(self.vars["p"])[: b.shape[0]]
+        return np.c_[b, p], np.r_[self.threshold_feature, -1]
+
     def split_columns(self):
         """``b[n, q]`` on the feature of binarized column ``q`` (:meth:`TreeFormulation.split_columns`)."""
         b = np.asarray(self.vars["b"])

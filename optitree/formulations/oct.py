@@ -226,6 +226,10 @@ class OCTFormulation(TreeFormulation):
         """``a[root, f]`` per feature, any threshold (:meth:`TreeFormulation.root_split_columns`)."""
         return np.asarray(self.vars["a"])[0], np.arange(self.n_features), None
 
+    def split_groups(self):
+        """``a[n, :]`` (``Σ_f a[n, f] = d[n] <= 1``) (:meth:`TreeFormulation.split_groups`)."""
+        return np.asarray(self.vars["a"]), np.arange(self.n_features)
+
     def split_columns(self):
         """``a[n, f]`` (:meth:`TreeFormulation.split_columns`)."""
         a = np.asarray(self.vars["a"])

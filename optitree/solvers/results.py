@@ -230,6 +230,17 @@ class SolveResult:
             )
         return result
 
+    def _units_line(self, num) -> list:
+        """``units: ...``: what the objective counts, and the objective in the data's units."""
+        units = self.objective_units
+        if not units or not units.get("scale") or self.objective is None:
+            return []
+        name, scale = units["name"], float(units["scale"])
+        if scale == 1.0:
+            return [f"units: {name}"]
+        return [f"units: objective = ({name}) x {scale:.6g}; the objective is {num(self.objective / scale)} "
+                f"in the data's units"]
+
     def summary(self) -> str:
         """A few human-readable lines."""
         def num(v, fmt=".6g"):
@@ -252,6 +263,7 @@ class SolveResult:
             f"status: {self.status}{' (proven optimal)' if self.proven_optimal else ''}"
             f" [{self.solver}]",
             f"objective: {num(self.objective)}  bound: {num(bound)}  gap: {gap}",
+            *self._units_line(num),
             f"time: build {self.build_time:.2f} s, solve {self.solve_time:.2f} s"
             f"{'' if self.fit_time is None else f', fit {self.fit_time:.2f} s'}; nodes: {self.nodes}",
             f"size: {self.n_rows} rows, {self.n_cols} columns ({self.n_integer} integer), "
