@@ -178,3 +178,23 @@ def test_split_bounds_agree_with_pycontree_children():
     assert np.all(lazy.children_bound[~lazy.exact] >= contree_errors(X, y, 3) + 1 - 1e-9)
     assert np.all(lazy.children_bound <= sb.children_bound + 1e-9)
     assert lazy.exact.sum() < sb.exact.sum()
+
+
+def test_callback_sees_progress_and_stops_the_search_with_a_valid_bound():
+    """A callback that returns True ends the search as 'interrupted' with its best tree and a valid bound."""
+    rng = np.random.RandomState(0)
+    X = np.round(rng.rand(1500, 6), 3)
+    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.3) | (rng.rand(1500) < 0.2)).astype(int)
+    full = solve(X, y, max_depth=3)  # about 5 s: the engine polls every 0.2 s
+    points = []
+
+    def stop_after_two(point):
+        points.append(point)
+        return len(points) >= 2
+
+    stopped = solve(X, y, max_depth=3, callback=stop_after_two)
+    assert stopped.status == "interrupted" and len(points) == 2
+    assert points[0]["time"] < points[1]["time"] and points[1]["nodes"] >= points[0]["nodes"]
+    assert points[1]["incumbent"] >= full.objective
+    assert stopped.bound <= full.objective + 1e-9 <= stopped.objective + 1e-9
+    assert (stopped.tree.predict(X).argmax(1) != y).sum() == stopped.objective

@@ -33,7 +33,7 @@ class ExactResult:
         Proven lower bound on the optimal objective (``<= objective``).
     gap : float
         ``(objective - bound) / max(objective, 1e-12)``; 0 when proven.
-    status : {"optimal", "time_limit", "node_limit", "cutoff"}
+    status : {"optimal", "time_limit", "node_limit", "interrupted", "cutoff"}
         ``"cutoff"``: no tree with objective below ``upper_bound`` exists (``bound`` is then
         ``upper_bound``; ``tree`` is the best one found).
     time : float
@@ -89,7 +89,7 @@ def tree_loss(data: ExactData, tree, rows) -> float:
 
 def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, alpha=0.0, min_samples_leaf=1,
           allowed_features=None, max_distinct_features=None, upper_bound=None, time_limit=None,
-          node_limit=None) -> ExactResult:
+          node_limit=None, callback=None) -> ExactResult:
     """Optimal tree of depth <= ``max_depth`` (axis-aligned, all midpoint thresholds, constant leaves).
 
     Minimises ``loss of the leaves + alpha * n_splits``; a node may always be a leaf. Depths
@@ -131,6 +131,11 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         Seconds; the best tree and a valid bound are returned when it runs out.
     node_limit : int, optional
         Deterministic work budget (evaluated candidates and kernel calls).
+    callback : callable, optional
+        ``callback(point) -> bool``, called about every 0.2 s between two kernel calls with
+        ``{"time", "incumbent", "bound", "nodes", "event": "progress"}`` (the root's best
+        objective so far, its proven bound so far, work units); returning True stops the
+        search with status ``"interrupted"`` and the best tree and bound so far.
     """
     start = time.perf_counter()
     _check_params(max_depth, alpha, min_samples_leaf)
@@ -141,13 +146,20 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         if masks is not None:
             result = solve_over_subsets(
                 solve, masks, upper_bound=upper_bound, time_limit=time_limit, X=data, max_depth=max_depth,
-                samples=samples, alpha=alpha, min_samples_leaf=min_samples_leaf, node_limit=node_limit)
+                samples=samples, alpha=alpha, min_samples_leaf=min_samples_leaf, node_limit=node_limit,
+                callback=callback)
             return replace(result, time=time.perf_counter() - start)
     scale = data.scale  # the search works in units of `scale` (exact powers of two)
     ub = np.inf if upper_bound is None else float(upper_bound) / scale
     deadline = np.inf if time_limit is None else start + float(time_limit)
-    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit)
     trace = Trace(start, scale)
+    poll = None
+    if callback is not None:
+        def poll():
+            _, incumbent, bound = trace.points[-1]
+            return callback({"time": time.perf_counter() - start, "incumbent": incumbent, "bound": bound,
+                             "nodes": search.nodes_used, "event": "progress"})
+    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, poll)
     view = data.view if samples is None else data.subset_view(samples)
     best = search.leaf_cost(view)
     nodes = None
@@ -166,7 +178,7 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
     if not search.exhausted or cost - bound <= EPS:
         status = "optimal" if cost < ub - EPS or not np.isfinite(ub) else "cutoff"
     else:
-        status = "node_limit" if search.nodes_used > search.node_limit else "time_limit"
+        status = search.stop_status()
     if status == "optimal":
         bound = cost
     rows = np.sort(view[0])

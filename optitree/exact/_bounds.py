@@ -85,7 +85,7 @@ class SplitBounds:
 
 def split_bounds(X, y=None, sample_weight=None, *, depth, loss=None, samples=None, alpha=0.0, min_samples_leaf=1,
                  allowed_features=None, max_distinct_features=None, cutoff=None, tighten=False, time_limit=None,
-                 node_limit=None) -> SplitBounds:
+                 node_limit=None, callback=None) -> SplitBounds:
     """Lower bounds on the children's optima for all split candidates of one node at once.
 
     Parameters
@@ -119,6 +119,9 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, loss=None, samples=Non
         incumbent through ``cutoff``.
     time_limit, node_limit
         Budget; when spent, the remaining candidates get neighbour bounds.
+    callback : callable, optional
+        As in :func:`solve` (``incumbent`` is the node's best tree so far, ``bound`` 0);
+        returning True stops the scan as a spent budget does.
     """
     start = time.perf_counter()
     _check_params(depth, alpha, min_samples_leaf)
@@ -129,14 +132,21 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, loss=None, samples=Non
         if masks is not None:
             return split_bounds_over_subsets(
                 split_bounds, masks, time_limit=time_limit, X=data, depth=depth, samples=samples, alpha=alpha,
-                min_samples_leaf=min_samples_leaf, cutoff=cutoff, tighten=tighten, node_limit=node_limit)
+                min_samples_leaf=min_samples_leaf, cutoff=cutoff, tighten=tighten, node_limit=node_limit,
+                callback=callback)
     view = data.view if samples is None else data.subset_view(samples)
     scale = data.scale  # the search works in units of `scale` (exact powers of two)
     limit = np.inf if cutoff is None else float(cutoff) / scale
     deadline = np.inf if time_limit is None else start + float(time_limit)
-    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit)
+    best, best_nodes = np.inf, None
+    poll = None
+    if callback is not None:
+        def poll():
+            return callback({"time": time.perf_counter() - start, "incumbent": best * scale, "bound": 0.0,
+                             "nodes": search.nodes_used, "event": "progress"})
+    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, poll)
     leaf_cost = search.leaf_cost(view)
-    best, best_nodes = leaf_cost, None
+    best = leaf_cost
     parts = []
     for f in np.flatnonzero(allowed[0]):
         scan = search.scan(view, int(f), int(depth), 1, min(limit, best) if tighten else limit)

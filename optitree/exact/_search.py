@@ -17,6 +17,8 @@ EPS = K.EPS
 #: Work (kernel calls and evaluated candidates) a relaxed scan (:meth:`Search.relaxed_bounds`) may
 #: spend per candidate of its feature before it stops and leaves neighbour bounds.
 RELAXED_WORK = 0.25
+#: Seconds between two calls of a search's ``poll`` (progress and interrupts).
+POLL_SECONDS = 0.2
 
 
 @dataclass(frozen=True)
@@ -81,9 +83,14 @@ class Search:
     node_limit : int or None
         Maximum number of evaluated split candidates above the last two levels and of kernel
         calls, a deterministic budget.
+    poll : callable or None
+        Called with no argument at most every :data:`POLL_SECONDS` between two units of work
+        (a kernel call is never interrupted); returning True stops the search
+        (``interrupted``), e.g. on Ctrl-C or from a progress display.
     """
 
-    def __init__(self, data: ExactData, allowed, alpha: float, min_leaf: int, deadline: float, node_limit):
+    def __init__(self, data: ExactData, allowed, alpha: float, min_leaf: int, deadline: float, node_limit,
+                 poll=None):
         self.data = data
         self.allowed = allowed
         self.per_node = not (allowed == allowed[0]).all()
@@ -94,6 +101,9 @@ class Search:
         self.node_limit = np.inf if node_limit is None else int(node_limit)
         self.nodes_used = 0
         self.exhausted = False
+        self.interrupted = False
+        self.poll = poll
+        self._next_poll = time.perf_counter() + POLL_SECONDS
         self.cache: dict = {}
         self._relaxed: Search | None = None  # the same search without min_leaf (relaxed_bounds)
 
@@ -119,7 +129,17 @@ class Search:
             raise BudgetExhausted
 
     def _over_budget(self) -> bool:
-        return self.nodes_used > self.node_limit or time.perf_counter() > self.deadline
+        now = time.perf_counter()
+        if self.poll is not None and now >= self._next_poll:
+            self._next_poll = now + POLL_SECONDS
+            self.interrupted = self.interrupted or bool(self.poll())
+        return self.interrupted or self.nodes_used > self.node_limit or now > self.deadline
+
+    def stop_status(self) -> str:
+        """What ended an exhausted search: ``"interrupted"``, ``"node_limit"`` or ``"time_limit"``."""
+        if self.interrupted:
+            return "interrupted"
+        return "node_limit" if self.nodes_used > self.node_limit else "time_limit"
 
     # ------------------------------------------------------------------ sub-problems
     def leaf_cost(self, view) -> float:
@@ -187,7 +207,7 @@ class Search:
         if self.monotone or depth < 3 or not np.isfinite(cutoff):
             return None
         if self._relaxed is None:
-            self._relaxed = Search(self.data, self.allowed, self.alpha, 1, self.deadline, None)
+            self._relaxed = Search(self.data, self.allowed, self.alpha, 1, self.deadline, None, self.poll)
         relaxed = self._relaxed
         scan = FeatureScan(relaxed, view, feature, depth, node)
         # one budget for both, and at most RELAXED_WORK units per candidate for this scan
@@ -199,6 +219,7 @@ class Search:
         except BudgetExhausted:
             scan.open_bound()  # neighbour bounds for the candidates left open
         self.nodes_used = relaxed.nodes_used
+        self.interrupted = self.interrupted or relaxed.interrupted
         self.exhausted = self._over_budget()  # the relaxed scan may have stopped on its own limit only
         return scan.rank_threshold, scan.bound_left, scan.bound_right
 

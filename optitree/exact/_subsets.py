@@ -123,7 +123,7 @@ def solve_over_subsets(solve, masks, *, upper_bound, time_limit, **kwargs):
         if best is None or result.objective < best.objective:
             best = result
             trace.append((time.perf_counter() - start, result.objective, 0.0))
-        if result.status in ("time_limit", "node_limit"):
+        if result.status in ("time_limit", "node_limit", "interrupted"):
             open_bound = min(result.bound, 0.0 if i + 1 < len(masks) else math.inf)
             stopped = result.status
             break
