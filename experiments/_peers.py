@@ -75,9 +75,12 @@ def sae(y, prediction) -> float:
     return float(np.abs(np.asarray(y, dtype=np.float64) - np.asarray(prediction, dtype=np.float64)).sum())
 
 
-def run_streed(X, y, depth: int, time_limit: float = 600.0, *, max_binary_features: int = MAX_BINARY_FEATURES,
-               max_cells: int = MAX_BINARY_CELLS) -> dict:
+def run_streed(X, y, depth: int, time_limit: float = 600.0, *, min_samples_leaf: int = 1,
+               max_binary_features: int = MAX_BINARY_FEATURES, max_cells: int = MAX_BINARY_CELLS) -> dict:
     """STreeD's optimal depth-``depth`` squared-error tree on every midpoint of ``X``.
+
+    ``min_samples_leaf`` is STreeD's ``min_leaf_node_size`` (every leaf holds at least that
+    many rows). To forbid a feature, pass ``X`` without its column.
 
     Returns a dict: ``status`` (``"optimal"``, ``"time limit"`` when STreeD stopped without
     its proof, ``"too many binary features"`` when the encoding exceeds the limits, or
@@ -95,7 +98,7 @@ def run_streed(X, y, depth: int, time_limit: float = 600.0, *, max_binary_featur
         return out
     B, _ = binarize_midpoints(X)
     model = STreeDRegressor(optimization_task="regression", max_depth=depth, time_limit=float(time_limit),
-                            cost_complexity=0.0, random_seed=0)
+                            min_leaf_node_size=int(min_samples_leaf), cost_complexity=0.0, random_seed=0)
     t0 = time.perf_counter()
     model.fit(B, y)
     out["seconds"] = time.perf_counter() - t0

@@ -51,6 +51,12 @@ ratio over the rows where STreeD proved its optimum, with the count of the other
     python -m experiments.bench_certified --task regression                   # depths 2 3, 60 s
     python -m experiments.bench_certified --task regression --quick --time-limit 5
     python -m experiments.bench_certified --task regression --loss absolute --depths 2 3
+    python -m experiments.bench_certified --task regression --constraint forbid_pyomo --depths 2
+
+``--constraint`` for regression: ``min_leaf`` (``min_samples_leaf=5``), ``forbid`` (no split on
+greedy CART's root feature, as ``allowed_features``) or ``forbid_pyomo`` (the same as a Pyomo row
+the engine cannot see, :func:`forbid_feature_ort`); STreeD gets the same constraint exactly
+(``min_leaf_node_size``; the feature's columns left out), CART only the minimum leaf size.
 """
 
 from __future__ import annotations
@@ -284,8 +290,29 @@ def warm_up_regression():
             pass
 
 
-def run_regression(name, depth, time_limit, loss="squared", reference_limit=REFERENCE_LIMIT, acceleration=None):
-    """One row of the regression table (see the module docstring)."""
+#: Regression constraints: the peer (STreeD) takes each exactly (a minimum leaf size; the forbidden
+#: feature's columns left out), so its optimum is the constrained optimum.
+REGRESSION_CONSTRAINTS = ("none", "min_leaf", "forbid", "forbid_pyomo")
+
+
+def forbid_feature_ort(depth, feature):
+    """A Pyomo constraint on the regressor's ORT model: no branch node splits on ``feature`` (``a[n, f]``)."""
+    import pyomo.environ as pyo
+
+    def constraint(m):
+        m.forbidden = pyo.Constraint(expr=sum(m.a[n, int(feature)] for n in range(2**depth - 1)) == 0)
+
+    return constraint
+
+
+def run_regression(name, depth, time_limit, loss="squared", reference_limit=REFERENCE_LIMIT, acceleration=None,
+                   constraint="none"):
+    """One row of the regression table (see the module docstring).
+
+    ``constraint``: ``"min_leaf"`` (``min_samples_leaf=5`` for the fit, CART and STreeD),
+    ``"forbid"`` (no split on greedy CART's root feature, as ``allowed_features``) or
+    ``"forbid_pyomo"`` (the same as a Pyomo row on the ORT model, :func:`forbid_feature_ort`).
+    """
     from greedy import CARTRegressor
     from optitree import OptimalTreeRegressor
 
@@ -293,10 +320,27 @@ def run_regression(name, depth, time_limit, loss="squared", reference_limit=REFE
 
     X, y = load_regression(name)
     row = {"dataset": name, "n×p": f"{X.shape[0]}×{X.shape[1]}", "depth": depth}
+    criterion = "squared_error" if loss == "squared" else "absolute_error"
+    min_leaf = 5 if constraint == "min_leaf" else 1
+    kwargs = {} if acceleration is None else {"acceleration": acceleration}
+    peer_X = X
+    if constraint == "min_leaf":
+        kwargs["min_samples_leaf"] = min_leaf
+    elif constraint in ("forbid", "forbid_pyomo"):
+        root = CARTRegressor(max_depth=1, criterion=criterion, random_state=0).fit(X, y).tree_
+        if root.is_leaf[0]:
+            return None
+        feature = int(root.feature[0])
+        row["dataset"] = f"{name} (no x{feature})"
+        peer_X = np.delete(X, feature, axis=1)
+        if constraint == "forbid":
+            kwargs["allowed_features"] = np.arange(X.shape[1]) != feature
+        else:
+            kwargs["constraints"] = forbid_feature_ort(depth, feature)
     # the exact peer first (squared error only: STreeD has no absolute-error regression task)
     peer, peer_time, peer_optimal = None, None, False
     if loss == "squared":
-        ref = run_streed(X, y, depth, time_limit=reference_limit)
+        ref = run_streed(peer_X, y, depth, time_limit=reference_limit, min_samples_leaf=min_leaf)
         peer_time = ref["seconds"]
         if ref["sse"] is not None:
             peer = ref["sse"] / max(float(((y - y.mean()) ** 2).sum()), 1e-300)
@@ -311,10 +355,9 @@ def run_regression(name, depth, time_limit, loss="squared", reference_limit=REFE
             peer_text = "STreeD: no tree"
     else:
         peer_text = "-"
-    cart = CARTRegressor(max_depth=depth, criterion="squared_error" if loss == "squared" else "absolute_error",
-                         random_state=0).fit(X, y)
+    # CART under the same minimum leaf size (a forbidden feature it cannot honour: unconstrained)
+    cart = CARTRegressor(max_depth=depth, criterion=criterion, min_samples_leaf=min_leaf, random_state=0).fit(X, y)
     cart_loss = _loss_fraction(loss, y, cart.predict(X))
-    kwargs = {} if acceleration is None else {"acceleration": acceleration}
     t0 = time.perf_counter()
     try:
         reg = OptimalTreeRegressor(max_depth=depth, loss=loss, time_limit=time_limit, **kwargs).fit(X, y)
@@ -351,7 +394,7 @@ def run_regression(name, depth, time_limit, loss="squared", reference_limit=REFE
         ("SSE/SST" if loss == "squared" else "SAE/SAD"): "-" if ours is None else f"{ours:.4f}",
         "CART": f"{cart_loss:.4f}", "STreeD": peer_text,
         "STreeD s": "-" if peer_time is None else f"{peer_time:.3f}",
-        "ratio": "-" if ratio is None else (f"{ratio:.2f}" if peer_optimal else f"<={ratio:.2f}"),
+        "ratio": "-" if ratio is None else (f"{ratio:.3g}" if peer_optimal else f"<={ratio:.3g}"),
         "check": check,
         "_proven": proven, "_fit": fit_time, "_ratio": ratio if peer_optimal else None,
         "_peer_unfinished": loss == "squared" and not peer_optimal, "_better_than_cart":
@@ -371,7 +414,11 @@ def main_regression(args):
     rows = []
     for depth in args.depths:
         for name in names:
-            row = run_regression(name, depth, args.time_limit, args.loss, args.reference_limit, acceleration)
+            row = run_regression(name, depth, args.time_limit, args.loss, args.reference_limit, acceleration,
+                                 args.constraint)
+            if row is None:
+                print(f"{name} depth {depth}: {args.constraint} skipped (CART makes no split)", flush=True)
+                continue
             rows.append(row)
             print({k: v for k, v in row.items() if not k.startswith("_")}, flush=True)
     shown = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
@@ -382,8 +429,9 @@ def main_regression(args):
         if not sel:
             continue
         ratios = [r["_ratio"] for r in sel if r["_ratio"] is not None]
-        line = (f"depth {depth} ({args.loss}): {sum(r['_proven'] for r in sel)}/{len(sel)} proven, "
-                f"median fit {np.median([r['_fit'] for r in sel]):.2f} s, max fit {max(r['_fit'] for r in sel):.1f} s, "
+        constraint = "" if args.constraint == "none" else f", {args.constraint}"
+        line = (f"depth {depth} ({args.loss}{constraint}): {sum(r['_proven'] for r in sel)}/{len(sel)} proven, "
+                f"median fit {np.median([r['_fit'] for r in sel]):.3g} s, max fit {max(r['_fit'] for r in sel):.3g} s, "
                 f"better than CART on {sum(r['_better_than_cart'] for r in sel)}")
         if args.loss == "squared":
             unfinished = [r for r in sel if r["_peer_unfinished"]]
@@ -416,8 +464,8 @@ def main(argv=None):
                         help="regression loss (--task regression only; STreeD is compared for squared only)")
     args = parser.parse_args(argv)
     if args.task == "regression":
-        if args.constraint != "none":
-            parser.error("--constraint applies to --task classification only")
+        if args.constraint not in REGRESSION_CONSTRAINTS:
+            parser.error(f"--task regression takes --constraint {', '.join(REGRESSION_CONSTRAINTS)}")
         return main_regression(args)
     names = args.sets or (list(QUICK) if args.quick else [*SETS, *GENERATED])
     warm_up()

@@ -17,13 +17,15 @@ from experiments import bench_certified as bc
 pytest.importorskip("pystreed")
 
 
-def _best_stump_sse(X, y):
+def _best_stump_sse(X, y, min_leaf=1):
     best = float(((y - y.mean()) ** 2).sum())
     for j in range(X.shape[1]):
         v = np.unique(X[:, j])
         for t in (v[:-1] + v[1:]) / 2:
             left = X[:, j] <= t
             a, b = y[left], y[~left]
+            if min(a.size, b.size) < min_leaf:
+                continue
             best = min(best, float(((a - a.mean()) ** 2).sum() + ((b - b.mean()) ** 2).sum()))
     return best
 
@@ -37,8 +39,11 @@ class _Result:
 class _ConstantClaimsProof:
     """Predicts the mean and claims a proof: a false proof whenever a split helps."""
 
+    seen = []  # the keyword arguments of every construction
+
     def __init__(self, max_depth, loss, time_limit, **kwargs):
         self.loss = loss
+        self.seen.append(kwargs)
 
     def fit(self, X, y):
         self.value_ = float(np.mean(y)) if self.loss == "squared" else float(np.median(y))
@@ -129,7 +134,7 @@ def test_main_regression_summary(tiny, monkeypatch, capsys):
     assert "| tiny | 60×4 | 1 | yes | engine |" in out
     assert "depth 1 (squared): 1/1 proven" in out and "1 CHECK FAILURES" in out
     with pytest.raises(SystemExit):
-        bc.main(["--task", "regression", "--constraint", "forbid"])
+        bc.main(["--task", "regression", "--constraint", "class_quota"])
     with pytest.raises(SystemExit, match="unknown regression sets"):
         bc.main(["--task", "regression", "--sets", "iris"])
 
@@ -141,14 +146,14 @@ def test_streed_unfinished_or_not_run(tiny, monkeypatch):
     X, y = tiny
     sst = float(((y - y.mean()) ** 2).sum())
     monkeypatch.setattr(optitree, "OptimalTreeRegressor", _ConstantClaimsProof)
-    monkeypatch.setattr(peers, "run_streed", lambda X, y, depth, time_limit: {
+    monkeypatch.setattr(peers, "run_streed", lambda X, y, depth, time_limit, **kw: {
         "status": "time limit", "sse": 0.5 * sst, "seconds": 7.0, "n_binary": 9})
     row = bc.run_regression("tiny", 2, 1.0, "squared", reference_limit=7)
     assert row["STreeD"].startswith("<=0.5000 (STreeD stopped") and row["ratio"].startswith("<=")
     assert row["check"] == "FALSE PROOF" and row["_ratio"] is None and row["_peer_unfinished"]
     monkeypatch.setattr(optitree, "OptimalTreeRegressor", _Memorises)  # unproven, below STreeD's best: fine
     assert bc.run_regression("tiny", 2, 1.0, "squared", reference_limit=7)["check"] == "-0.5000 vs STreeD's best"
-    monkeypatch.setattr(peers, "run_streed", lambda X, y, depth, time_limit: {
+    monkeypatch.setattr(peers, "run_streed", lambda X, y, depth, time_limit, **kw: {
         "status": "too many binary features", "sse": None, "seconds": None, "n_binary": 123456})
     row = bc.run_regression("tiny", 2, 1.0, "squared", reference_limit=7)
     assert "not run: 123456 binary features" in row["STreeD"] and row["ratio"] == "-" and row["check"] == ""
@@ -161,3 +166,29 @@ def test_run_streed_refuses_an_encoding_over_the_limits():
     out = run_streed(X, X[:, 0], 2, max_binary_features=100)
     assert out == {"status": "too many binary features", "sse": None, "seconds": None, "n_binary": 147}
     assert run_streed(X, X[:, 0], 2, max_cells=50 * 146)["status"] == "too many binary features"
+
+
+def test_constraints_reach_the_fit_and_the_peer(tiny, monkeypatch):
+    X, y = tiny
+    sst = float(((y - y.mean()) ** 2).sum())
+    monkeypatch.setattr(optitree, "OptimalTreeRegressor", _ConstantClaimsProof)
+    _ConstantClaimsProof.seen.clear()
+    row = bc.run_regression("tiny", 1, 1.0, "squared", reference_limit=30, constraint="min_leaf")
+    assert _ConstantClaimsProof.seen[-1] == {"min_samples_leaf": 5}
+    assert row["STreeD"] == f"{_best_stump_sse(X, y, min_leaf=5) / sst:.4f}"  # STreeD's min_leaf_node_size
+    from greedy import CARTRegressor
+
+    root = int(CARTRegressor(max_depth=1, criterion="squared_error").fit(X, y).tree_.feature[0])
+    row = bc.run_regression("tiny", 1, 1.0, "squared", reference_limit=30, constraint="forbid")
+    allowed = _ConstantClaimsProof.seen[-1]["allowed_features"]
+    assert allowed.tolist() == [j != root for j in range(X.shape[1])] and row["dataset"] == f"tiny (no x{root})"
+    assert row["STreeD"] == f"{_best_stump_sse(np.delete(X, root, axis=1), y) / sst:.4f}"
+    bc.run_regression("tiny", 2, 1.0, "squared", reference_limit=30, constraint="forbid_pyomo")
+    constraint = _ConstantClaimsProof.seen[-1]["constraints"]
+    import pyomo.environ as pyo
+
+    m = pyo.ConcreteModel()
+    m.a = pyo.Var(range(3), range(X.shape[1]), domain=pyo.Binary)
+    constraint(m)
+    body = str(m.forbidden.body)
+    assert all(f"a[{n},{root}]" in body for n in range(3)) and m.forbidden.upper == 0
