@@ -28,14 +28,18 @@ def _splits(X):
             yield j, (a + b) / 2
 
 
-def brute_force_sse(X, y, depth):
-    """Least SSE of any tree of depth <= ``depth`` (mean leaves), by enumerating every split at every node."""
-    best = _leaf_sse(y)
+def brute_force_sse(X, y, depth, min_leaf=1):
+    """Least SSE of any tree of depth <= ``depth`` (mean leaves, each of at least ``min_leaf`` rows).
+
+    Every split at every node is enumerated; inf when no such tree exists.
+    """
+    best = _leaf_sse(y) if y.size >= min_leaf else np.inf
     if depth == 0 or y.size < 2:
         return best
     for j, t in _splits(X):
         left = X[:, j] <= t
-        best = min(best, brute_force_sse(X[left], y[left], depth - 1) + brute_force_sse(X[~left], y[~left], depth - 1))
+        best = min(best, brute_force_sse(X[left], y[left], depth - 1, min_leaf)
+                   + brute_force_sse(X[~left], y[~left], depth - 1, min_leaf))
     return best
 
 
@@ -73,6 +77,21 @@ def test_streed_on_all_midpoints_equals_brute_force(seed, depth):
     result = run_streed(X, y, depth, time_limit=60)
     assert result["status"] == "optimal" and result["n_binary"] == n_midpoints(X)
     assert result["sse"] == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("depth", [1, 2])
+def test_streed_min_leaf_node_size_equals_brute_force(seed, depth):
+    """The minimum leaf size the benchmark's min_leaf mode hands STreeD means what brute force means."""
+    pytest.importorskip("pystreed")
+    rng = np.random.RandomState(100 + seed)
+    X = np.column_stack([rng.randint(0, 4, 14).astype(float), np.round(rng.rand(14), 2)])
+    y = 2.0 * (X[:, 1] > 0.8) + X[:, 0] + rng.normal(size=14) * 0.5
+    expected = brute_force_sse(X, y, depth, min_leaf=3)
+    assert expected > brute_force_sse(X, y, depth) - 1e-12
+    result = run_streed(X, y, depth, time_limit=60, min_samples_leaf=3)
+    assert result["status"] == "optimal" and result["sse"] == pytest.approx(expected, rel=1e-9, abs=1e-9)
 
 
 @pytest.mark.slow
