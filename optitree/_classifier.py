@@ -89,6 +89,8 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         (FlowOCT root bound row), "screening" (FlowOCT root candidates that cannot beat
         the start are fixed to 0), "decompose" (FlowOCT with user ``constraints``: one
         sub-MIP per root split, best engine bound first, :mod:`optitree._decomposition`).
+        "oct-h" uses "start" only: it starts from the axis-aligned optimum, so it is never
+        worse than that tree (``result_.acceleration["engine"]`` holds its objective).
         ``result_.acceleration`` records each stage.
     allowed_features : array-like of bool or None, default=None
         Features each split may use ("flow", "oct" and "dp"): a mask of shape
@@ -309,7 +311,12 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         )
 
     def _exact_stage(self, form):
-        """The engine helps axis-aligned formulations (flow, oct) and is the whole solve for solver='dp'."""
+        """The engine settles or helps axis-aligned formulations (flow, oct), starts OCT-H, and is all of 'dp'.
+
+        OCT-H starts from the axis-aligned optimum (an axis-aligned split is a hyperplane on one
+        feature, with OCT-H's penalty ``alpha`` per feature used): never worse than it, while its
+        bound is no bound for hyperplanes (``lower_bounds=False``).
+        """
         k = self.max_distinct_features
         honoured = k is None or exact.honours_distinct_features(form.X_train, self._allowed, int(self.max_depth), k)
         if self.solver == "dp":
@@ -317,7 +324,10 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
                 raise ValueError(f"solver='dp': max_distinct_features={k} needs more feature subsets than the "
                                  f"engine enumerates ({exact.MAX_SUBSETS}); use a MIP solver")
             return ExactStage(frozenset({"proof"}), allowed=self._allowed, max_distinct_features=k)
-        if self.formulation == "oct-h" or not self._stages:
+        if self.formulation == "oct-h":
+            stages = self._stages & {"start"}
+            return ExactStage(stages, sees_all=False, lower_bounds=False) if stages else None
+        if not self._stages:
             return None
         return ExactStage(self._stages, allowed=self._allowed, max_distinct_features=k if honoured else None,
                           sees_all=self.constraints is None and honoured)

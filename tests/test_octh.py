@@ -146,3 +146,28 @@ def test_cart_start_vectors_satisfy_every_row_and_price_like_the_tree(alpha, mar
         assert solution_violation(spec, x) is None, seed
         cost = spec.column_arrays()[0]
         assert cost @ x + spec.objective_offset == pytest.approx(form.objective_of_tree(start), abs=1e-9)
+
+
+def test_octh_starts_from_the_axis_aligned_optimum_and_keeps_its_own_bound():
+    """Never worse than the engine's axis-aligned optimum; that optimum is no bound for hyperplanes."""
+    from optitree.exact import solve as exact_solve
+
+    rng = np.random.RandomState(1)
+    X = rng.rand(60, 2)
+    y = (X[:, 0] + X[:, 1] > 1.0).astype(int)  # one diagonal hyperplane separates it
+    axis = exact_solve(X, y, max_depth=1)
+    assert axis.objective > 0  # no single axis-aligned split does
+    clf = OptimalTreeClassifier(max_depth=1, formulation="oct-h", time_limit=60).fit(X, y)
+    errors = int((clf.predict(X) != y).sum())
+    assert errors <= axis.objective
+    assert clf.result_.acceleration["stages"] == ["start"]
+    assert clf.result_.bound <= clf.result_.objective + 1e-9
+    if clf.result_.proven_optimal:
+        assert errors == 0
+    # a harder set under a short limit: still at least as good as the axis-aligned optimum
+    X2 = rng.rand(300, 4)
+    y2 = ((X2[:, 0] > 0.5) ^ (X2[:, 1] > 0.5) | (rng.rand(300) < 0.1)).astype(int)
+    axis2 = exact_solve(X2, y2, max_depth=2)
+    clf2 = OptimalTreeClassifier(max_depth=2, formulation="oct-h", time_limit=5).fit(X2, y2)
+    assert int((clf2.predict(X2) != y2).sum()) <= axis2.objective
+    assert clf2.result_.bound <= clf2.result_.objective + 1e-9
