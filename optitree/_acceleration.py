@@ -144,20 +144,23 @@ class ExactStage:
         return k is None or np.unique(heap.feature[split]).size <= k
 
     # ------------------------------------------------------------------ engine solve
-    def solve(self, data, form, *, max_depth, min_samples_leaf, time_limit):
-        """Run the engine on ``data`` (an :class:`optitree.exact.ExactData`); returns its result."""
+    def solve(self, data, form, *, max_depth, min_samples_leaf, time_limit, callback=None):
+        """Run the engine on ``data`` (an :class:`optitree.exact.ExactData`); returns its result.
+
+        ``callback``: :func:`optitree.exact.solve`'s (progress in engine units; True stops it).
+        """
         units = model_units(form)
         t0 = time.perf_counter()
         result = exact.solve(data, max_depth=max_depth, alpha=form.alpha / units, allowed_features=self.allowed,
                              max_distinct_features=self.max_distinct_features, min_samples_leaf=min_samples_leaf,
-                             time_limit=time_limit)
+                             time_limit=time_limit, callback=callback)
         self.times["engine"] = time.perf_counter() - t0
         self.engine = {"status": result.status, "objective": result.objective * units,
                        "bound": result.bound * units, "time": self.times["engine"]}
         return result
 
     # ------------------------------------------------------------------ root bounds
-    def trivial_split_bound(self, data, form, bounds, *, depth, min_samples_leaf, time_limit):
+    def trivial_split_bound(self, data, form, bounds, *, depth, min_samples_leaf, time_limit, callback=None):
         """A lower bound (model units) on a tree whose root split sends every row one way.
 
         Such a tree costs ``alpha`` plus a sub-tree of depth ``depth - 1`` on all rows: at
@@ -168,17 +171,17 @@ class ExactStage:
         below = bounds.leaf_cost
         if depth > 1:
             below = exact.solve(data, max_depth=depth - 1, alpha=form.alpha / units,
-                                min_samples_leaf=min_samples_leaf, time_limit=time_limit).bound
+                                min_samples_leaf=min_samples_leaf, time_limit=time_limit, callback=callback).bound
         return (form.alpha / units + below) * units
 
-    def root_bounds(self, data, form, *, depth, min_samples_leaf, cutoff, time_limit):
+    def root_bounds(self, data, form, *, depth, min_samples_leaf, cutoff, time_limit, callback=None):
         """:func:`optitree.exact.split_bounds` of the root; ``cutoff`` in model units (or None)."""
         units = model_units(form)
         t0 = time.perf_counter()
         bounds = exact.split_bounds(
             data, depth=depth, alpha=form.alpha / units, min_samples_leaf=min_samples_leaf,
             allowed_features=self.allowed, max_distinct_features=self.max_distinct_features,
-            cutoff=None if cutoff is None else cutoff / units, time_limit=time_limit,
+            cutoff=None if cutoff is None else cutoff / units, time_limit=time_limit, callback=callback,
         )
         self.times["bounds"] = time.perf_counter() - t0
         return bounds
@@ -297,7 +300,7 @@ def subtree_mask(allowed, node, depth):
 
 
 def child_bound_row(form, data, allowed, root_feature, root_threshold, *, max_distinct_features=None,
-                    time_limit=None):
+                    time_limit=None, callback=None):
     r"""A bound row for the sub-MIP with the root split fixed: the engine's bounds on both children.
 
     With the root fixed to ``(f, t)``, every tree costs ``alpha`` plus the costs of the two
@@ -335,7 +338,8 @@ def child_bound_row(form, data, allowed, root_feature, root_threshold, *, max_di
         sub = subtree_mask(allowed, h, form.depth)
         bounds = exact.split_bounds(data, depth=form.depth - 1, samples=rows, alpha=form.alpha / units,
                                     min_samples_leaf=form.min_samples_leaf, allowed_features=sub,
-                                    max_distinct_features=max_distinct_features, time_limit=time_limit)
+                                    max_distinct_features=max_distinct_features, time_limit=time_limit,
+                                    callback=callback)
         lower = (form.alpha / units + bounds.left_bound + bounds.right_bound) * units
         leaf = bounds.leaf_cost * units
         overall = min(leaf, float(lower.min(initial=np.inf)))
@@ -438,15 +442,19 @@ class ExactStageMixin:
             share = max(0.25 * (options.time_limit - (time.perf_counter() - fit_start)), 0.01 * options.time_limit)
         incumbent = start_objective if "screening" in stage.stages else None
         depth, min_leaf = int(self.max_depth), int(self.min_samples_leaf)
-        bounds = stage.root_bounds(data, form, depth=depth, min_samples_leaf=min_leaf, cutoff=incumbent,
-                                   time_limit=share)
+        watch = self._watch
+        callback = watch.engine_callback("bounds", model_units(form))
+        with watch.stage("bounds"):
+            bounds = stage.root_bounds(data, form, depth=depth, min_samples_leaf=min_leaf, cutoff=incumbent,
+                                       time_limit=share, callback=callback)
         root = None
         if start_tree is not None and not start_tree.is_leaf[0]:
             root = (int(start_tree.feature[0]), float(start_tree.threshold[0]))
         trivial = None
         if form.root_split_columns()[2] is None:  # a column per feature: its thresholds include "every row one way"
-            trivial = stage.trivial_split_bound(data, form, bounds, depth=depth, min_samples_leaf=min_leaf,
-                                                time_limit=share)
+            with watch.stage("bounds"):
+                trivial = stage.trivial_split_bound(data, form, bounds, depth=depth, min_samples_leaf=min_leaf,
+                                                    time_limit=share, callback=callback)
         candidates = candidate_bounds(form, bounds, trivial)
         info = root_bound_row(form, spec, bounds, candidates, incumbent=incumbent, incumbent_root=root,
                               screening="screening" in stage.stages,
@@ -517,12 +525,13 @@ class ExactStageMixin:
             share = None if deadline is None else max(0.1 * (deadline - time.perf_counter()), 1e-3)
             return child_bound_row(form, data, stage.allowed, int(form.threshold_feature[q]),
                                    float(form.threshold_value[q]), max_distinct_features=stage.max_distinct_features,
-                                   time_limit=share)
+                                   time_limit=share, callback=self._watch.engine_callback("bounds", model_units(form)))
 
         result, x, info = decompose(spec, columns, bounds, solver=self.solver, options=options,
                                     incumbent=None if x0 is None else objective,
                                     granularity=form.objective_granularity(), children=children,
-                                    rows_after_solve=form.rows_after_solve, on_event=self._progress(form))
+                                    rows_after_solve=form.rows_after_solve,
+                                    on_event=self._progress(form, "decomposition"))
         stage.decomposition = info
         stage.times["decompose"] = info["time"]
         if result.proven_optimal:
@@ -554,13 +563,14 @@ class ExactStageMixin:
             notes.append("proven optimal: the incumbent meets the exact engine's bound")
 
     def _certified_result(self, form, stage, *, objective, bound, proven, solve_time, trace, source, options,
-                          spec=None, build_time=0.0):
+                          spec=None, build_time=0.0, termination=None):
         """A :class:`SolveResult` for a fit certified (or ended) without a MIP solve."""
         from ._provenance import package_versions
 
         sizes = (0, 0, 0, 0) if spec is None else (spec.n_rows, spec.n_cols, spec.nnz, spec.n_integer)
         return SolveResult(
-            termination="optimal" if proven else "time_limit", has_solution=True, objective=objective,
+            termination=termination or ("optimal" if proven else "time_limit"), has_solution=True,
+            objective=objective,
             bound=bound, gap=relative_gap(objective, bound), proven_optimal=proven, nodes=0,
             build_time=build_time, solve_time=solve_time, n_rows=sizes[0], n_cols=sizes[1], n_nonzeros=sizes[2],
             n_integer=sizes[3], solver="exact" if spec is None else self.solver,
@@ -588,8 +598,11 @@ class ExactStageMixin:
             stage.certificate = "engine"
         trace = [{"time": t, "incumbent": inc * scale, "bound": b * scale, "gap": relative_gap(inc * scale, b * scale),
                   "nodes": None, "event": "progress"} for t, inc, b in engine.trace]
+        termination = "optimal" if proven else engine.status if engine.status in ("node_limit", "interrupted") \
+            else "time_limit"
         result = self._certified_result(form, stage, objective=objective, bound=bound, proven=proven,
-                                        solve_time=engine.time, trace=trace, source="exact", options=options)
+                                        solve_time=engine.time, trace=trace, source="exact", options=options,
+                                        termination=termination)
         check = verify_certificate(result, engine.objective * scale, rel_gap=float(self.rel_gap), exact=True)
         notes = [check] if check else []
         if not result.proven_optimal:
@@ -600,6 +613,26 @@ class ExactStageMixin:
         self.tree_ = tree
         self.init_tree_ = None
         self._set_result(result, notes)  # no MIP solved: no solve notes
+
+    def _stopped_result(self, form, stage, spec, tree, objective, source, options, build_time, notes):
+        """The result of a fit stopped (Ctrl-C) before its MIP solve: ``tree`` (the start) and the bounds known."""
+        bounds = [objective * 0.0 + max(form.objective_lower_bound, 0.0)]
+        if stage is not None and stage.lower_bounds:
+            bounds += [b for b in ((stage.engine or {}).get("bound"), (stage.bounds or {}).get("bound"))
+                       if b is not None]
+        bound = min(max(bounds), objective)
+        solve_time = 0.0 if stage is None else sum(stage.times.values())
+        trace = [{"time": solve_time, "incumbent": objective, "bound": bound,
+                  "gap": relative_gap(objective, bound), "nodes": 0, "event": "final"}]
+        result = SolveResult(
+            termination="interrupted", has_solution=True, objective=objective, bound=bound,
+            gap=relative_gap(objective, bound), proven_optimal=False, nodes=0, build_time=build_time,
+            solve_time=solve_time, n_rows=spec.n_rows, n_cols=spec.n_cols, n_nonzeros=spec.nnz,
+            n_integer=spec.n_integer, solver=self.solver, options=dict(vars(options)), start_source=source,
+            start_objective=objective, start_accepted=None, trace=trace,
+            acceleration=None if stage is None else stage.to_dict())
+        notes.append("no MIP was solved: the fit was stopped before it")
+        return result
 
     def _set_bounds_result(self, form, stage, tree, objective, source, options, spec, notes, build_time):
         """``tree_``/``result_`` when the root bounds prove the start optimal: no MIP is solved."""

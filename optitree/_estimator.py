@@ -29,10 +29,11 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from greedy import FittedTreeMixin
 
 from . import exact
-from ._acceleration import ExactStageMixin, engine_targets
+from ._acceleration import ExactStageMixin, engine_targets, model_units
 from ._categorical import encode_categories
 from ._certificate import OBJECTIVE_TOL, verify_certificate, verify_tree_in_model
 from ._memory import check_size
+from ._progress import FitWatch
 from ._warmstart import solution_violation, tree_from_init
 from .formulations import InfeasibleStartError
 from .solvers import SolveOptions, check_solver_available, make_backend
@@ -88,13 +89,9 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         """What the progress line calls the objective, and model units per user unit."""
         return "objective", 1.0
 
-    def _progress(self, form):
-        """The ``on_event`` callback of the solve: a :class:`~optitree._progress.ProgressLine` at ``verbose=1``."""
-        if int(self.verbose) != 1:
-            return None
-        from ._progress import ProgressLine
-
-        return ProgressLine(*self._units)
+    def _progress(self, form, stage="MIP"):
+        """The ``on_event`` callback of a solve: the fit's progress line and its Ctrl-C (:mod:`optitree._progress`)."""
+        return self._watch.solver_callback(stage)
 
     def _solve_notes(self) -> list[str]:
         """Notes appended to ``result_.message`` after every solve."""
@@ -102,7 +99,21 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
 
     # ------------------------------------------------------------------ pipeline
     def _solve(self, X, y, sample_weight):
-        """Solve the formulation for validated ``X``, encoded ``y``; set ``tree_``, ``init_tree_``, ``result_``."""
+        """Solve the formulation for validated ``X``, encoded ``y``; set ``tree_``, ``init_tree_``, ``result_``.
+
+        Watched (:class:`~optitree._progress.FitWatch`): the progress line at ``verbose=1``, and
+        Ctrl-C: the first stops the running stage and returns the best tree so far (status
+        ``"interrupted"``), the second raises KeyboardInterrupt.
+        """
+        self._watch = FitWatch(int(self.verbose))
+        try:
+            with self._watch:
+                self._solve_watched(X, y, sample_weight)
+        finally:
+            del self._watch
+
+    def _solve_watched(self, X, y, sample_weight):
+        watch = self._watch
         fit_start = self._fit_start = time.perf_counter()
         self._compile_time = 0.0
         self.model_ = None
@@ -118,6 +129,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             node_limit=self.node_limit, verbose=int(self.verbose) >= 2,
         )
         self._units = self._progress_units(form)
+        watch.set_units(*self._units, lower=form.objective_lower_bound)
         stage = self._exact_stage(form)
         if stage is not None:  # the engine's one-off kernel compilation is build time, off the clock
             self._compile_time = exact.warm_up()
@@ -137,12 +149,14 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             data = exact.prepare(X, engine_targets(form, y), sample_weight, loss=self._engine_loss)
 
         def run_engine():
-            return stage.solve(data, form, max_depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf),
-                               time_limit=share)
+            with watch.stage("engine"):
+                return stage.solve(data, form, max_depth=int(self.max_depth),
+                                   min_samples_leaf=int(self.min_samples_leaf), time_limit=share,
+                                   callback=watch.engine_callback("engine", model_units(form)))
 
         if stage is not None and stage.sees_all:
             engine = run_engine()
-            if self.solver == "dp" or ("proof" in stage.stages and (
+            if self.solver == "dp" or engine.status == "interrupted" or ("proof" in stage.stages and (
                 engine.status == "optimal" or engine.status == "time_limit" and options.time_limit is not None
             )):
                 # without user constraints a MIP after an engine stopped by the clock (90 % of the limit
@@ -186,13 +200,21 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         if options.time_limit is not None:  # the engine's time counts against the limit
             elapsed = time.perf_counter() - fit_start - build_time
             options.time_limit = max(options.time_limit - elapsed, 0.05 * options.time_limit)
+        if watch.check() and start_tree is not None:  # stopped before the MIP: the start is the best tree
+            result = self._stopped_result(form, stage, spec, start_tree, start_objective, source, options,
+                                          build_time, notes)
+            self.tree_ = self.init_tree_ = start_tree
+            self._set_result(result, notes)
+            return
         if self._decomposes(stage, form):
-            result, x = self._decompose(form, spec, stage, data, root_lower, (start, source, start_objective),
-                                        options)
+            with watch.stage("decomposition"):
+                result, x = self._decompose(form, spec, stage, data, root_lower, (start, source, start_objective),
+                                            options)
         else:
             backend = make_backend(self.solver, spec)
             backend.set_start(start, source=source, objective=start_objective)
-            result, x = solve_adding_rows(backend, options, self._progress(form), form.rows_after_solve)
+            with watch.stage("MIP"):
+                result, x = solve_adding_rows(backend, options, self._progress(form), form.rows_after_solve)
         result.build_time += build_time
         if start is None and source is not None:
             result.start_source, result.start_objective = source, start_objective
@@ -209,6 +231,8 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             result.has_solution = True
         if tree is None:
             self._set_result(result, notes)
+            if result.termination == "interrupted":
+                raise KeyboardInterrupt("the fit was interrupted before any tree was found (no start: init=None)")
             if result.status == "infeasible":
                 n_modelled = int(form.count.sum())
                 reason = (
@@ -286,6 +310,16 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         """Structural restrictions the estimator's own parameters put on the built model (default: none)."""
 
     def _set_result(self, result, notes):
+        watch = getattr(self, "_watch", None)
+        if watch is not None and watch.stop_requested and not result.proven_optimal:
+            result.termination = "interrupted"
+            where = ", ".join(watch.stopped_in) or "before the search"
+            notes.append(f"interrupted (Ctrl-C) in: {where}; the tree is the best found so far and the bound the "
+                         f"last proven one")
+            name, scale = self._units
+            bound = "-" if result.bound is None else format(result.bound / scale, ".6g")
+            watch.warn(f"returning the best tree found so far (status 'interrupted', {name} "
+                       f"{result.objective / scale:.6g}, bound {bound}); result_.message says where it stopped")
         result.message = "; ".join(filter(None, [result.message, *notes]))
         result.build_time += self._compile_time
         result.fit_time = time.perf_counter() - self._fit_start

@@ -17,6 +17,7 @@ dies with its parent (``PR_SET_PDEATHSIG``), so no stray process outlives an int
 from __future__ import annotations
 
 import ctypes
+import math
 import mmap
 import os
 import pickle
@@ -35,6 +36,10 @@ __all__ = ["FORK_AVAILABLE", "ForkFailed", "ForkedOutcome", "run_forked"]
 FORK_AVAILABLE = sys.platform.startswith("linux") and hasattr(os, "fork")
 
 _HEADER = 8  # bytes of a frame's length prefix
+#: Seconds a child asked to stop (``stop()``) gets to finish before it is killed.
+STOP_GRACE = 0.5
+#: Seconds between two calls of ``stop()`` while the child is silent.
+STOP_POLL = 0.1
 _PR_SET_PDEATHSIG = 1
 
 
@@ -48,8 +53,9 @@ class ForkedOutcome:
     Attributes
     ----------
     state : str
-        ``"finished"`` (``work`` returned), ``"killed"`` (stopped at the deadline) or
-        ``"died"`` (the child ended without finishing: a crash, or a signal from outside).
+        ``"finished"`` (``work`` returned), ``"killed"`` (stopped at the deadline),
+        ``"stopped"`` (``stop()`` asked for it and the child did not finish within
+        :data:`STOP_GRACE` seconds: killed) or ``"died"`` (the child ended without finishing: a crash, or a signal from outside).
     detail : str
         For ``"died"``: the exit status or signal, and the child's traceback if it raised.
     seconds : float
@@ -92,7 +98,8 @@ def _child(work, write_fd: int, stop_flag: mmap.mmap, parent: int) -> None:
         _die_with_parent()
         if os.getppid() != parent:  # the parent died before prctl took effect
             return
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        # Ctrl-C reaches the whole process group: the parent decides (it asks the child to stop, then kills it)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         work(send, lambda: stop_flag[0] != 0)
         send(_Finished())
@@ -130,7 +137,8 @@ def _reap_later(pid: int) -> None:
 
 
 def run_forked(work: Callable[[Callable[[Any], None], Callable[[], bool]], None],
-               on_message: Callable[[Any], bool | None], deadline: float) -> ForkedOutcome:
+               on_message: Callable[[Any], bool | None], deadline: float,
+               stop: Callable[[], bool] | None = None) -> ForkedOutcome:
     """Run ``work(send, stop_requested)`` in a forked child until it returns or ``deadline`` passes.
 
     Parameters
@@ -144,6 +152,10 @@ def run_forked(work: Callable[[Callable[[Any], None], Callable[[], bool]], None]
         (``stop_requested()``), which ``work`` honours as it can.
     deadline : float
         ``time.perf_counter()`` value at which an unfinished child is killed.
+    stop : callable, optional
+        Polled in the parent about every :data:`STOP_POLL` seconds; once True, the child is
+        asked to stop (as by ``on_message``) and killed if it has not finished
+        :data:`STOP_GRACE` seconds later (a stage that checks nothing: state ``"stopped"``).
 
     Returns
     -------
@@ -187,13 +199,17 @@ def run_forked(work: Callable[[Callable[[Any], None], Callable[[], bool]], None]
             elif on_message(message):
                 stop_flag[0] = 1
 
-    killed, status = False, None
+    killed, status, stop_at = False, None, None
     try:
         while not end["finished"]:
-            wait = deadline - time.perf_counter()
+            now = time.perf_counter()
+            if stop_at is None and (stop_flag[0] or stop is not None and stop()):
+                stop_flag[0] = 1
+                stop_at = now + STOP_GRACE
+            wait = min(deadline, math.inf if stop_at is None else stop_at) - now
             if wait <= 0:
                 os.kill(pid, signal.SIGKILL)
-                killed = True
+                killed = "stopped" if stop_at is not None and now < deadline else "killed"
                 os.set_blocking(read_fd, False)
                 try:  # what the child wrote before it was killed
                     while chunk := os.read(read_fd, 1 << 20):
@@ -201,7 +217,7 @@ def run_forked(work: Callable[[Callable[[Any], None], Callable[[], bool]], None]
                 except BlockingIOError:
                     pass
                 break
-            if select.select([read_fd], [], [], wait)[0]:
+            if select.select([read_fd], [], [], wait if stop is None or stop_at is not None else min(wait, STOP_POLL))[0]:
                 chunk = os.read(read_fd, 1 << 20)
                 if not chunk:  # the child has ended without finishing
                     _, status = os.waitpid(pid, 0)
@@ -221,5 +237,5 @@ def run_forked(work: Callable[[Callable[[Any], None], Callable[[], bool]], None]
     if end["finished"]:  # also when the last frames were read after a kill
         return ForkedOutcome("finished", "", seconds)
     if killed:
-        return ForkedOutcome("killed", "", seconds)
+        return ForkedOutcome(killed, "", seconds)
     return ForkedOutcome("died", "; ".join(filter(None, [_exit_detail(status), end["error"]])), seconds)

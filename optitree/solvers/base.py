@@ -33,7 +33,10 @@ __all__ = [
 ProgressCallback = Callable[[dict], "bool | None"]
 """``on_event(point)`` gets each trace point as it is recorded (a dict ``{"time", "incumbent",
 "bound", "gap", "nodes", "event"}``, see :class:`SolveResult`); returning True asks the
-solver to stop (termination ``"interrupted"``) where the backend supports it."""
+solver to stop (termination ``"interrupted"``) where the backend supports it. A backend may
+also send ``"heartbeat"`` points between trace points (the last point again, the time
+updated; not in the trace), so that a stop is heard and progress shown while the solver
+reports nothing (HiGHS: presolve and LPs, a forked run)."""
 
 
 class SolverBackend(ABC):

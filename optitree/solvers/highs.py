@@ -341,6 +341,8 @@ class _Recorder:
         self.time_limit = math.inf if time_limit is None else float(time_limit)
         self.stop = stop
         self.out_of_time = False
+        self.stop_asked = False  # on_event returned True: the caller wants the run to end
+        self.last_heartbeat = -math.inf
         self.trace = []
         self.solution = None  # (objective, x) of the last improving solution
         self.last_progress = -math.inf
@@ -367,8 +369,26 @@ class _Recorder:
         self.adopt(state)
         if x is not None:
             self.solution = (point["incumbent"], x)
-        self.trace.append(point)
-        return self.on_event is not None and self.on_event(dict(point))
+        if point.get("event") != "heartbeat":
+            self.trace.append(point)
+            self.last_heartbeat = time.perf_counter() - self.t0
+        return self._ask(point)
+
+    def _ask(self, point) -> bool:
+        """Pass ``point`` to ``on_event``; True (and remembered) when it asks the run to stop."""
+        if self.on_event is not None and self.on_event(dict(point)):
+            self.stop_asked = True
+        return self.stop_asked
+
+    def heartbeat(self) -> bool:
+        """Between trace points (presolve, LPs, a forked child's silence): the last point again as a
+        ``"heartbeat"`` event, not recorded, at most every ``PROGRESS_INTERVAL``; True once asked to stop."""
+        now = time.perf_counter() - self.t0
+        if self.on_event is None or now - self.last_heartbeat < PROGRESS_INTERVAL:
+            return self.stop_asked
+        self.last_heartbeat = now
+        last = self.trace[-1] if self.trace else {"incumbent": None, "bound": None, "gap": None, "nodes": None}
+        return self._ask({**last, "time": now, "event": "heartbeat"})
 
     def _record(self, e, incumbent, event):
         out = e.data_out
@@ -376,7 +396,8 @@ class _Recorder:
         point = {"time": time.perf_counter() - self.t0, "incumbent": incumbent, "bound": bound,
                  "gap": relative_gap(incumbent, bound), "nodes": int(out.mip_node_count), "event": event}
         self.trace.append(point)
-        if self.on_event is not None and self.on_event(dict(point)):
+        self.last_heartbeat = point["time"]
+        if self._ask(point):
             e.data_in.user_interrupt = True
 
     def on_improving(self, e):
@@ -391,18 +412,21 @@ class _Recorder:
         self.solution = (finite(e.data_out.objective_function_value), x)
         self._record(e, e.data_out.objective_function_value, event)
 
-    def guard(self, e):
-        """Interrupt the run once past the time limit or asked to stop; True when it does."""
+    def guard(self, e, beat=True):
+        """Interrupt the run once past the time limit or asked to stop; True when it does.
+
+        ``beat``: also send a heartbeat (simplex and IPM callbacks, where no trace point is recorded).
+        """
         if time.perf_counter() - self.t0 > self.time_limit:
             self.out_of_time = True
             e.data_in.user_interrupt = True
-        elif self.stop is not None and self.stop():
+        elif self.stop is not None and self.stop() or (self.heartbeat() if beat else self.stop_asked):
             e.data_in.user_interrupt = True
             return True
         return self.out_of_time
 
     def on_interrupt(self, e):
-        if self.guard(e):
+        if self.guard(e, beat=False):
             return
         if time.perf_counter() - self.t0 - self.last_progress < PROGRESS_INTERVAL:
             return
@@ -526,7 +550,8 @@ def _run_forked(h, recorder, n_integer, options, t0):
         done.append(message)
 
     try:
-        forked = run_forked(work, on_message, t0 + limit + max(limit * HARD_LIMIT_SLACK, HARD_LIMIT_GRACE))
+        forked = run_forked(work, on_message, t0 + limit + max(limit * HARD_LIMIT_SLACK, HARD_LIMIT_GRACE),
+                            stop=recorder.heartbeat)
     except ForkFailed as error:
         outcome = _run_here(h, recorder, n_integer, options, t0)
         outcome.message = "; ".join(filter(None, [outcome.message, f"{error}: solved without the hard time limit"]))
@@ -536,7 +561,10 @@ def _run_forked(h, recorder, n_integer, options, t0):
         recorder.adopt(state)
         outcome.isolated = True
         return outcome
-    if forked.state == "killed":
+    if forked.state == "stopped":
+        termination, message = "interrupted", (
+            f"stopped on request at {forked.seconds:.3g} s; the incumbent and bound are the last HiGHS reported")
+    elif forked.state == "killed":
         termination, message = "time_limit", (
             f"HiGHS ran past its {limit:g} s time limit in a stage that checks no clock and was stopped at "
             f"{forked.seconds:.3g} s; the incumbent and bound are the last it reported")
