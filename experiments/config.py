@@ -222,7 +222,8 @@ def from_dict(
     seeds = _list_of(data, "seeds", int, "", minimum=0)
     for key in ("split", "cv"):
         if key in data and key != proto.settings:
-            raise ConfigError(key, f"protocol {protocol!r} reads [{proto.settings}], not [{key}]")
+            hint = "; set protocol = \"cv\" or \"nested-cv\" to cross-validate" if key == "cv" else ""
+            raise ConfigError(key, f"protocol {protocol!r} reads [{proto.settings}], not [{key}]{hint}")
     split = _parse_split(data.get("split", {}))
     cv = _parse_cv(data.get("cv", {})) if proto.settings == "cv" else None
 
