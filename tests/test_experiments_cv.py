@@ -353,3 +353,33 @@ def test_regression_pairs_r2_fold_by_fold(tmp_path):
     row = pd.read_csv(out / "stats.csv").query("level == 'dataset' and score == 'test'").iloc[0]
     assert row["task"] == "regression" and row["n_pairs"] == 3
     assert row["diff"] == pytest.approx(np.mean(d), abs=1e-12)
+
+
+def test_plots_of_a_cv_grid(cv_results, tmp_path, capsys):
+    import matplotlib.image
+
+    _, out = cv_results
+    assert cli.main(["plot", str(out), "--plots-dir", str(tmp_path / "plots")]) == 0
+    names = {p.rsplit("/", 1)[-1] for p in capsys.readouterr().out.split()}
+    assert {"forest.png", "accuracy_vs_depth.png", "optimality.png", "regions_xor.png"} <= names
+    assert matplotlib.image.imread(tmp_path / "plots" / "forest.png").ndim == 3
+
+
+def test_forest_panels_show_each_dataset_interval(cv_results):
+    from experiments import plots, report
+
+    _, out = cv_results
+    plt = plots._pyplot()
+    df = report.runs_table(records.load_run_records(out))
+    fig = plots._forest(df, plt)
+    table = pd.read_csv(out / "stats.csv").query("level == 'dataset'")
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 2  # (test, train) x one depth
+    for ax in axes:
+        assert [t.get_text() for t in ax.get_yticklabels()] == ["xor", "threshold"]
+        which = ax.get_title().split()[0]
+        for y, dataset in enumerate(["xor", "threshold"]):
+            row = table[(table["score"] == which) & (table["dataset"] == dataset)].iloc[0]
+            segments = [line.get_xdata() for line in ax.get_lines() if list(line.get_ydata()) == [y, y]]
+            assert any(np.allclose(seg, [row["ci_low"], row["ci_high"]]) for seg in segments)
+    plt.close(fig)
