@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import math
+import os
 import signal
 import sys
 import threading
@@ -36,7 +37,7 @@ __all__ = ["ProgressLine", "FitWatch", "FitInterrupted", "request_stop", "QUIET_
 #: A fit shorter than this prints nothing.
 QUIET_SECONDS = 1.0
 #: Seconds between lines when stderr is not a terminal (and between heartbeats).
-LOG_EVERY = 1.5
+LOG_EVERY = 1.25
 
 _current: list = []  # the FitWatch of the running fit(s), innermost last
 
@@ -158,6 +159,7 @@ class FitWatch:
         self.guarded = 0  # > 0 inside a compiled kernel or a solver: the handler must not raise there
         self.stopped_in: list[str] = []
         self._previous = None
+        self._wakeup = None
         self._beat = None
         self._done = threading.Event()
 
@@ -175,6 +177,8 @@ class FitWatch:
                 self._previous = signal.signal(signal.SIGINT, self._on_sigint)
             except (ValueError, OSError):  # pragma: no cover - e.g. an embedded interpreter
                 self._previous = None
+            else:
+                self._count_signals()
         if self.line is not None:
             self._beat = threading.Thread(target=self._heartbeat, name="optitree-progress", daemon=True)
             self._beat.start()
@@ -188,6 +192,11 @@ class FitWatch:
             self.line.close()
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
+        if self._wakeup is not None:
+            signal.set_wakeup_fd(-1)
+            for fd in self._wakeup:
+                os.close(fd)
+            self._wakeup = None
         if self in _current:
             _current.remove(self)
         if self.abort and kind is not None and not issubclass(kind, KeyboardInterrupt):
@@ -199,13 +208,52 @@ class FitWatch:
         while not self._done.wait(0.25):
             self.line.heartbeat()
 
+    def _count_signals(self):
+        """Count every SIGINT, also two that arrive during one compiled call (Python runs the handler
+        once for both): the C-level handler writes one byte per signal to a wake-up pipe, unless
+        another user (an event loop) owns it."""
+        r, w = os.pipe()
+        os.set_blocking(r, False)
+        os.set_blocking(w, False)
+        try:
+            previous = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        except (ValueError, OSError):  # pragma: no cover
+            previous = -1
+            os.close(r)
+            os.close(w)
+            return
+        if previous != -1:  # someone else's: leave it
+            signal.set_wakeup_fd(previous)
+            os.close(r)
+            os.close(w)
+            return
+        self._wakeup = (r, w)
+
+    def _received(self) -> int:
+        """SIGINTs received since the last call (at least 1: the one being handled)."""
+        if self._wakeup is None:
+            return 1
+        data = b""
+        try:
+            while chunk := os.read(self._wakeup[0], 4096):
+                data += chunk
+        except BlockingIOError:
+            pass
+        return max(1, data.count(bytes([signal.SIGINT])))
+
     def _on_sigint(self, signum, frame):
+        for _ in range(self._received()):
+            self._one_sigint()
+
+    def _one_sigint(self):
         if self.stop_requested:
             self.abort = True
             if not self.guarded:
                 raise KeyboardInterrupt
             return
         self.stop_requested = True
+        if self.abort:
+            return
         print("\noptitree: interrupt received, stopping the search (press Ctrl-C again to abort the fit)",
               file=sys.stderr, flush=True)
 

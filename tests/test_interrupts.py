@@ -1,0 +1,185 @@
+"""Ctrl-C and the live progress line, as a user at the keyboard meets them.
+
+A fit runs in a subprocess (its own main thread and signal handling); the test sends it SIGINT
+as a terminal would and reads what the fit returned. The first SIGINT stops the running stage
+(the exact engine through its callback, HiGHS in this process through its interrupt callback,
+a forked HiGHS child asked to stop, then killed) and ``fit`` returns the best tree with status
+"interrupted"; a second raises KeyboardInterrupt.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import optitree.exact
+from optitree import OptimalTreeClassifier
+from optitree._progress import FitInterrupted, request_stop
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SCRIPT = textwrap.dedent("""
+    import json, sys, time, warnings
+    import numpy as np
+    from sklearn.datasets import load_digits
+    import optitree.exact
+    from optitree import OptimalTreeClassifier
+    import optitree.solvers.highs as highs_backend
+
+    path, time_limit, verbose, isolate = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    X, y = load_digits(return_X_y=True)
+    if path == "engine":  # the default path: the exact engine alone settles a fit without constraints
+        clf = OptimalTreeClassifier(max_depth=4, time_limit=time_limit, verbose=verbose)
+        optitree.exact.warm_up()  # compiled before the clock, as in any second fit of a process
+    else:  # the MIP alone (no engine): OCT on 400 digits ("mip"), or 200 ("mip-small")
+        X, y = (X[:400], y[:400]) if path == "mip" else (X[:200], y[:200])
+        clf = OptimalTreeClassifier(max_depth=3, formulation="oct", acceleration="none", time_limit=time_limit,
+                                    verbose=verbose)
+    if isolate == "always":  # every HiGHS run in a forked child
+        highs_backend.ISOLATE_SHARE = highs_backend.FORK_SECONDS = 0.0
+    elif isolate == "never":  # every HiGHS run in this process
+        highs_backend.ISOLATE_SHARE = float("inf")
+    print("READY", flush=True)
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clf.fit(X, y)
+    except KeyboardInterrupt:
+        print(json.dumps({"raised": "KeyboardInterrupt", "seconds": time.perf_counter() - t0}), flush=True)
+        sys.exit(0)
+    r = clf.result_
+    print(json.dumps({
+        "raised": None, "seconds": time.perf_counter() - t0, "status": r.status,
+        "proven_optimal": r.proven_optimal, "objective": r.objective, "bound": r.bound, "message": r.message,
+        "accuracy": float(clf.score(X, y)), "n_leaves": int(clf.tree_.n_leaves),
+        "warned": [str(w.message) for w in caught if issubclass(w.category, optitree._progress.FitInterrupted)],
+        "isolated": r.options.get("highs_isolated"),
+    }), flush=True)
+""")
+
+
+def _run(path, time_limit, *, signals=(), verbose=0, isolate="auto"):
+    """Start the script, send SIGINT at each of ``signals`` (seconds after READY); its report and stderr.
+
+    The report gains ``after_signal``: seconds from the first SIGINT to the report's arrival.
+    """
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, path, str(time_limit), str(verbose), isolate],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    stderr = []
+    reader = threading.Thread(target=lambda: stderr.extend(
+        (time.perf_counter(), line) for line in proc.stderr), daemon=True)
+    reader.start()
+    try:
+        assert proc.stdout.readline().strip() == "READY"
+        ready = time.perf_counter()
+        sent = None
+        for at in signals:
+            time.sleep(max(0.0, ready + at - time.perf_counter()))
+            proc.send_signal(signal.SIGINT)
+            sent = sent or time.perf_counter()
+        line = proc.stdout.readline()
+        arrived = time.perf_counter()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    reader.join(timeout=5)
+    assert line, "".join(text for _, text in stderr)[-3000:]
+    report = json.loads(line)
+    report["after_signal"] = None if sent is None else arrived - sent
+    report["started"] = ready
+    return report, stderr
+
+
+def _check_interrupted(report):
+    assert report["raised"] is None, report
+    assert report["status"] == "interrupted" and report["proven_optimal"] is False, report
+    assert report["after_signal"] < 2.0, report  # fit returned within 2 s of the SIGINT
+    assert report["warned"] and "interrupted" in report["warned"][0]
+    assert report["bound"] is not None and report["bound"] <= report["objective"] + 1e-9
+    # a usable tree: it predicts, better than the majority class of 10 digits (about 10 %)
+    assert report["n_leaves"] >= 2 and report["accuracy"] > 0.3
+
+
+def test_first_ctrl_c_stops_the_exact_engine_and_returns_its_best_tree():
+    report, _ = _run("engine", 120, signals=[3.0])
+    _check_interrupted(report)
+    assert "engine" in report["message"]
+
+
+def test_first_ctrl_c_stops_a_highs_solve():  # this model's solve is forked (its presolve is long for HiGHS's clock)
+    report, _ = _run("mip", 60, signals=[3.0])
+    _check_interrupted(report)
+
+
+@pytest.mark.slow
+def test_first_ctrl_c_stops_an_in_process_highs_solve():
+    # HiGHS hears a stop in its callbacks; its presolve calls none, hence a model with a short one
+    report, _ = _run("mip-small", 60, signals=[3.0], isolate="never")
+    _check_interrupted(report)
+    assert report["isolated"] is False
+
+
+@pytest.mark.slow
+def test_first_ctrl_c_stops_a_forked_highs_solve():
+    report, _ = _run("mip", 60, signals=[3.0], isolate="always")
+    _check_interrupted(report)
+    assert report["isolated"] is True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["engine", "mip"])
+def test_second_ctrl_c_raises_keyboard_interrupt(path):
+    # two signals 0.15 s apart: both may reach the process while it is in one compiled call
+    report, _ = _run(path, 120 if path == "engine" else 60, signals=[3.0, 3.15])
+    assert report["raised"] == "KeyboardInterrupt", report
+    assert report["after_signal"] < 2.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["engine", "mip"])
+def test_verbose_progress_line_at_least_every_two_seconds(path):
+    report, stderr = _run(path, 20, verbose=1)
+    assert report["status"] != "interrupted"
+    lines = [(t, text) for t, text in stderr if " incumbent " in text]
+    assert len(lines) >= 8, stderr
+    times = [report["started"]] + [t for t, _ in lines]
+    gaps = np.diff(times)
+    assert gaps.max() < 2.0, (gaps.round(2).tolist(), [text for _, text in lines])
+    assert times[-1] - times[0] > 15  # lines all through the fit, not only at its end
+    for _, text in lines:  # never a bound above the incumbent or a negative bound (raw solver values)
+        fields = text.split()
+        bound = fields[fields.index("bound") + 1]
+        assert bound == "-" or float(bound) >= 0
+    assert ("engine" if path == "engine" else "MIP") in lines[-1][1]
+
+
+def test_request_stop_ends_a_fit_like_the_first_ctrl_c():
+    # in this process: a harness can stop a running fit (e.g. from its SIGTERM handler)
+    rng = np.random.RandomState(0)
+    X = rng.rand(300, 8)
+    y = (rng.rand(300) < 0.5).astype(int)  # noise: no proof within a second
+    clf = OptimalTreeClassifier(max_depth=4, time_limit=60)
+    optitree.exact.warm_up()
+    timer = threading.Timer(1.0, request_stop)
+    timer.start()
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.fit(X, y)
+    timer.join()
+    assert time.perf_counter() - t0 < 10
+    assert clf.result_.status == "interrupted" and not clf.result_.proven_optimal
+    assert any(issubclass(w.category, FitInterrupted) for w in caught)
+    assert clf.predict(X).shape == (300,)
+    assert request_stop() is False  # no fit running now
