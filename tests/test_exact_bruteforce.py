@@ -343,3 +343,17 @@ def test_bounds_under_per_level_features_never_exceed_children_optima():
             checked += 1
         assert solve(X, y, w, **opts).objective == pytest.approx(cutoff, abs=1e-9), seed
     assert checked > 500
+
+
+def test_two_threads_find_the_same_optimum():
+    """threads=2 deals the root's features to two searches sharing one incumbent: same optimum, valid bound."""
+    for seed in range(3000, 3040):
+        X, y, w, opts = random_instance(seed, depth=3)
+        y = relabel(y)
+        expected = brute_force(X, y, w, **opts)
+        res = solve(X, y, w, threads=2, **opts)
+        assert res.status == "optimal" and res.objective == pytest.approx(expected, abs=1e-9), seed
+        assert tree_cost(res.tree, X, y, w, opts["alpha"]) == pytest.approx(res.objective, abs=1e-9), seed
+        check_tree(res.tree, X, y, w, opts)
+        stopped = solve(X, y, w, threads=2, node_limit=3, **opts)
+        assert stopped.bound <= expected + 1e-9 <= stopped.objective + 1e-9, seed

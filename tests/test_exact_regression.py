@@ -183,3 +183,11 @@ def test_leaves_predict_mean_or_median():
     absolute = solve(X, y, max_depth=1, loss="absolute").tree
     np.testing.assert_allclose(squared.predict(np.array([[0.0], [1.0]])), [4.0, 20.0])
     np.testing.assert_allclose(absolute.predict(np.array([[0.0], [1.0]])), [2.0, 10.0])
+
+
+def test_two_threads_find_the_same_regression_optimum():
+    for seed in range(900, 940):
+        X, y, w, opts = regression_instance(seed, depth=3)
+        expected = brute_force(X, y, w, **opts)
+        res = solve(X, y, w, threads=2, **opts)
+        assert res.objective == pytest.approx(expected, abs=tolerance(y)), seed

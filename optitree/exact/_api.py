@@ -12,7 +12,7 @@ import numpy as np
 from greedy import Tree
 
 from ._data import ExactData, prepare
-from ._search import EPS, Search, Trace, check_allowed, to_tree
+from ._search import EPS, Search, Trace, check_allowed, parallel_branch, to_tree
 from ._subsets import feature_subsets, solve_over_subsets
 
 
@@ -89,7 +89,7 @@ def tree_loss(data: ExactData, tree, rows) -> float:
 
 def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, alpha=0.0, min_samples_leaf=1,
           allowed_features=None, max_distinct_features=None, upper_bound=None, time_limit=None,
-          node_limit=None, callback=None) -> ExactResult:
+          node_limit=None, callback=None, threads=1) -> ExactResult:
     """Optimal tree of depth <= ``max_depth`` (axis-aligned, all midpoint thresholds, constant leaves).
 
     Minimises ``loss of the leaves + alpha * n_splits``; a node may always be a leaf. Depths
@@ -136,9 +136,14 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         ``{"time", "incumbent", "bound", "nodes", "event": "progress"}`` (the root's best
         objective so far, its proven bound so far, work units); returning True stops the
         search with status ``"interrupted"`` and the best tree and bound so far.
+    threads : int >= 1
+        Depth >= 3: the root's features are searched by this many threads (the kernels release
+        the GIL); the same optimum and bound, possibly another optimal tree when several tie.
     """
     start = time.perf_counter()
     _check_params(max_depth, alpha, min_samples_leaf)
+    if not isinstance(threads, numbers.Integral) or threads < 1:
+        raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
     data = _as_data(X, y, sample_weight, loss)
     allowed = check_allowed(allowed_features, int(max_depth), data.n_features)
     if max_distinct_features is not None:
@@ -147,7 +152,7 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
             result = solve_over_subsets(
                 solve, masks, upper_bound=upper_bound, time_limit=time_limit, X=data, max_depth=max_depth,
                 samples=samples, alpha=alpha, min_samples_leaf=min_samples_leaf, node_limit=node_limit,
-                callback=callback)
+                callback=callback, threads=threads)
             return replace(result, time=time.perf_counter() - start)
     scale = data.scale  # the search works in units of `scale` (exact powers of two)
     ub = np.inf if upper_bound is None else float(upper_bound) / scale
@@ -172,7 +177,11 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         if start_sub.cost < best - EPS:
             best, nodes = start_sub.cost, start_sub.nodes
             trace.add(best, 0.0)
-        sub = search.branch(view, int(max_depth), 1, ub, best, nodes, on_improve=lambda c: trace.add(c, 0.0))
+        if threads > 1:
+            sub = parallel_branch(search, view, int(max_depth), ub, best, nodes, threads,
+                                  on_improve=lambda c: trace.add(c, 0.0))
+        else:
+            sub = search.branch(view, int(max_depth), 1, ub, best, nodes, on_improve=lambda c: trace.add(c, 0.0))
     cost, bound = sub.cost, sub.lower_bound
     nodes = sub.nodes
     if not search.exhausted or cost - bound <= EPS:

@@ -42,7 +42,7 @@ SQUARED = 1
 ABSOLUTE = 2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def misclassified(counts):
     total = 0.0
     top = 0.0
@@ -53,7 +53,7 @@ def misclassified(counts):
     return total - top
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def squared_cost(wsum, s1, s2):
     """Weighted squared error about the mean of a set with sums ``Σw, Σwt, Σwt²``."""
     if wsum <= 0.0:
@@ -62,7 +62,7 @@ def squared_cost(wsum, s1, s2):
     return c if c > 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def target_range(rows, stats, loss):
     """``(lo, hi)`` of the targets of ``rows`` (``(0, 0)`` for classification)."""
     if loss == MISCLASSIFICATION:
@@ -76,7 +76,7 @@ def target_range(rows, stats, loss):
     return lo, hi
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def row_dist(i, w, stats, loss, lo, hi):
     """Most a row can add to the optimum of a set whose targets lie in ``[lo, hi]`` (similarity bound)."""
     if loss == MISCLASSIFICATION:
@@ -86,7 +86,7 @@ def row_dist(i, w, stats, loss, lo, hi):
     return w[i] * (d * d if loss == SQUARED else d)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def leaf_cost(rows, y, w, stats, loss, width):
     """Cost of one leaf holding ``rows`` (any order)."""
     m = rows.shape[0]
@@ -127,7 +127,7 @@ def leaf_cost(rows, y, w, stats, loss, width):
 
 
 # ---------------------------------------------------------------- absolute error: Fenwick trees over target ranks
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def local_target_ranks(rows, stats, n_total):
     """Rank of each row's target within ``rows`` (ties broken by position) and the sorted targets.
 
@@ -146,7 +146,7 @@ def local_target_ranks(rows, stats, n_total):
     return rank_of, sorted_values
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fenwick_add(tw, ty, pos, wi, yi):
     """Add weight ``wi`` and ``wi * t`` (``yi``) at 0-based position ``pos`` of a Fenwick pair."""
     k = pos + 1
@@ -157,7 +157,7 @@ def fenwick_add(tw, ty, pos, wi, yi):
         k += k & (-k)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def median_cost(aw, ay, bw, by, c, values, wsum, ysum):
     """Absolute error about the weighted median of the set held by the Fenwick pair ``a + c·b``.
 
@@ -189,7 +189,7 @@ def median_cost(aw, ay, bw, by, c, values, wsum, ysum):
     return cost if cost > 0.0 else 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def split_costs(loss, s, prefix, total, pw, fw, fy, tw, ty, values):
     """Leaf costs ``(left, right)`` of side ``s`` split after its current prefix.
 
@@ -216,7 +216,7 @@ def split_costs(loss, s, prefix, total, pw, fw, fy, tw, ty, values):
                         total[s, 1] - prefix[s, 1]))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def add_row(acc, s, i, y, w, stats, loss):
     """Add row ``i``'s statistics to ``acc[s]``."""
     if loss == MISCLASSIFICATION:
@@ -227,7 +227,7 @@ def add_row(acc, s, i, y, w, stats, loss):
         acc[s, 2] += stats[i, 2]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def depth1_pair(srt, rank, y, w, stats, loss, width, split_feature, split_rank, allowed, alpha, min_leaf, upper):
     """Optimal trees of depth <= 1 for both sides of a split, in one pass per feature.
 
@@ -362,7 +362,7 @@ def depth1_pair(srt, rank, y, w, stats, loss, width, split_feature, split_rank, 
     return best, lower, best_f, best_r
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stump_order(srt, rank, y, w, stats, loss, width, allowed):
     """Allowed features sorted by the cost of their best single split (best first).
 
@@ -423,7 +423,7 @@ def stump_order(srt, rank, y, w, stats, loss, width, allowed):
     return order[:count]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def candidates(srt, rank, w, stats, loss, feature, min_leaf):
     """Thresholds of ``feature`` within a view that leave ``>= min_leaf`` rows on each side.
 
@@ -451,7 +451,7 @@ def candidates(srt, rank, w, stats, loss, feature, min_leaf):
     return out_r[:count], out_n[:count], out_w[:count]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def partition(srt, rank_row, split_rank, n_left):
     """Views of the two sides of the split ``rank_row[i] <= split_rank`` (order kept)."""
     p, m = srt.shape
@@ -471,7 +471,7 @@ def partition(srt, rank_row, split_rank, n_left):
     return left, right
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def point_bounds(j, a, b, dist_left, ev_left, ev_right, monotone):
     """Lower bounds on the two children's optima at candidate ``j`` from solved neighbours.
 
@@ -494,7 +494,7 @@ def point_bounds(j, a, b, dist_left, ev_left, ev_right, monotone):
     return lo_left, lo_right
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def shrink(lo, hi, a, b, dist_left, ev_left, ev_right, monotone, limit, out_left, out_right):
     """Drop candidates at both ends of ``[lo, hi]`` whose bound reaches ``limit``.
 
@@ -522,7 +522,7 @@ def shrink(lo, hi, a, b, dist_left, ev_left, ev_right, monotone, limit, out_left
     return lo, hi
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fill_bounds(lo, hi, a, b, dist_left, ev_left, ev_right, monotone, out_left, out_right):
     """Record neighbour bounds (elementwise max) for every candidate of ``[lo, hi]``; return their min sum."""
     lowest = np.inf
@@ -534,7 +534,7 @@ def fill_bounds(lo, hi, a, b, dist_left, ev_left, ev_right, monotone, out_left, 
     return lowest
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def depth2(srt, rank, y, w, stats, loss, width, allowed_root, allowed_child, alpha, min_leaf, upper_bound):
     """Optimal tree of depth <= 2 for a view, searching for cost < ``upper_bound``.
 

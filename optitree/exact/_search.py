@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -227,30 +229,87 @@ class Search:
         """The :class:`FeatureScan` of ``feature`` at ``node``, seeded with :meth:`relaxed_bounds` at ``cutoff``."""
         return FeatureScan(self, view, feature, depth, node, self.relaxed_bounds(view, depth, node, feature, cutoff))
 
-    def branch(self, view, depth, node, upper_bound, best, best_nodes, on_improve=None) -> Subtree:
+    def branch(self, view, depth, node, upper_bound, best, best_nodes, on_improve=None, features=None,
+               shared=None) -> Subtree:
         """Search the splits of ``view`` feature by feature, from the incumbent ``best`` (``best_nodes``).
 
         ``on_improve(cost)`` is called at each new incumbent. Returns on a spent budget too.
+        ``features`` (default: every allowed one) are the features searched here; ``shared`` (a
+        :class:`SharedIncumbent`) is the best cost found by the searches of the other features
+        (:func:`parallel_branch`): it prunes here as this search's own incumbent does, and the
+        returned bound ``min(cutoff, alpha + unresolved)`` holds for trees split on ``features``.
         """
         open_bound = np.inf  # lowest children bound among candidates left unresolved by a stop
-        features = np.flatnonzero(self.allowed[node - 1])
+        features = np.flatnonzero(self.allowed[node - 1]) if features is None else features
+
+        def cutoff():
+            return min(best, upper_bound, np.inf if shared is None else shared.value)
+
         for k, f in enumerate(features):
-            if min(best, upper_bound) <= self.alpha + EPS:
+            if cutoff() <= self.alpha + EPS:
                 break
-            scan = self.scan(view, int(f), depth, node, min(best, upper_bound))
+            scan = self.scan(view, int(f), depth, node, cutoff())
             try:
-                for total_bound, split in scan.run(lambda: min(best, upper_bound)):
+                for total_bound, split in scan.run(cutoff):
                     if split is not None and total_bound < best - EPS:
                         best, best_nodes = total_bound, split
-                        if on_improve is not None:
+                        if (shared is None or shared.offer(best)) and on_improve is not None:
                             on_improve(best)
             except BudgetExhausted:
                 open_bound = min(open_bound, scan.open_bound(), 0.0 if k + 1 < len(features) else np.inf)
-                lower = min(best, upper_bound, self.alpha + open_bound)
-                return Subtree(best, lower, best_nodes)
+                return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
             open_bound = min(open_bound, scan.unresolved)
-        lower = min(best, upper_bound, self.alpha + open_bound)
-        return Subtree(best, lower, best_nodes)
+        return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
+
+    def sibling(self) -> "Search":
+        """A search of the same problem and budget with its own cache, stopped when this one is interrupted."""
+        return Search(self.data, self.allowed, self.alpha, self.min_leaf, self.deadline,
+                      None if not np.isfinite(self.node_limit) else self.node_limit, lambda: self.interrupted)
+
+
+class SharedIncumbent:
+    """The least cost found by any of several concurrent searches (:func:`parallel_branch`)."""
+
+    def __init__(self, value: float):
+        self.value = float(value)
+        self._lock = threading.Lock()
+
+    def offer(self, cost: float) -> bool:
+        """Record ``cost`` if it is the least so far; whether it was."""
+        with self._lock:
+            if cost < self.value - EPS:
+                self.value = float(cost)
+                return True
+            return False
+
+
+def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, threads: int,
+                    on_improve=None) -> Subtree:
+    """:meth:`Search.branch` at the root with its features dealt round-robin to ``threads`` threads.
+
+    The kernels release the GIL, so the threads' sub-searches run on separate cores; each has
+    its own cache and prunes against the least cost any of them has found
+    (:class:`SharedIncumbent`). The optimum is the least of their incumbents, the bound the least
+    of their bounds (each valid for its features below the common cutoff). ``search`` gets the
+    work of all of them, and their stop (``exhausted``, ``interrupted``).
+    """
+    features = np.flatnonzero(search.allowed[0])
+    threads = max(1, min(int(threads), features.size))
+    shared = SharedIncumbent(min(best, upper_bound))
+    searches = [search] + [search.sibling() for _ in range(threads - 1)]
+
+    def run(k):
+        return searches[k].branch(view, depth, 1, upper_bound, best, best_nodes, on_improve, features[k::threads],
+                                  shared)
+
+    with ThreadPoolExecutor(threads) as pool:
+        subs = list(pool.map(run, range(threads)))
+    winner = min(subs, key=lambda s: s.cost)
+    for other in searches[1:]:
+        search.nodes_used += other.nodes_used
+        search.exhausted = search.exhausted or other.exhausted
+        search.interrupted = search.interrupted or other.interrupted
+    return Subtree(winner.cost, min(winner.cost, min(s.lower_bound for s in subs)), winner.nodes)
 
 
 def _depth2_nodes(n):
