@@ -147,6 +147,14 @@ def local_target_ranks(rows, stats, n_total):
 
 
 @njit(cache=True, nogil=True)
+def target_order(rows, stats, loss, n_total):
+    """:func:`local_target_ranks` of a view's rows for ``ABSOLUTE`` (once per view); dummies otherwise."""
+    if loss == ABSOLUTE:
+        return local_target_ranks(rows, stats, n_total)
+    return np.zeros(1, np.int32), np.zeros(1)
+
+
+@njit(cache=True, nogil=True)
 def fenwick_add(tw, ty, pos, wi, yi):
     """Add weight ``wi`` and ``wi * t`` (``yi``) at 0-based position ``pos`` of a Fenwick pair."""
     k = pos + 1
@@ -228,7 +236,8 @@ def add_row(acc, s, i, y, w, stats, loss):
 
 
 @njit(cache=True, nogil=True)
-def depth1_pair(srt, rank, y, w, stats, loss, width, split_feature, split_rank, allowed, alpha, min_leaf, upper):
+def depth1_pair(srt, rank, y, w, stats, loss, width, order, split_feature, split_rank, allowed, alpha, min_leaf,
+                upper):
     """Optimal trees of depth <= 1 for both sides of a split, in one pass per feature.
 
     Side 0 holds the samples with ``rank[split_feature, i] <= split_rank``, side 1 the rest
@@ -243,7 +252,7 @@ def depth1_pair(srt, rank, y, w, stats, loss, width, split_feature, split_rank, 
 
     Returns ``cost[2], lower[2], feature[2], rank_threshold[2]``: the best tree found per
     side (feature ``-1``: a leaf) and ``lower = min(cost, upper)``, a bound on the side's
-    optimum, equal to it when ``cost < upper``.
+    optimum, equal to it when ``cost < upper``. ``order`` is :func:`target_order` of ``srt``.
     """
     p, m = srt.shape
     total = np.zeros((2, width))
@@ -271,9 +280,8 @@ def depth1_pair(srt, rank, y, w, stats, loss, width, split_feature, split_rank, 
             dist_total[s] += row_dist(i, w, stats, loss, lo[s], hi[s])
     fenwick = np.zeros((4, 2, m + 1 if loss == ABSOLUTE else 1))  # ABSOLUTE: side totals, prefixes
     tw, ty, fw, fy = fenwick[0], fenwick[1], fenwick[2], fenwick[3]
-    rank_of, values = rank[0, :1], w[:1]  # unused unless ABSOLUTE
+    rank_of, values = order
     if loss == ABSOLUTE:
-        rank_of, values = local_target_ranks(srt[0], stats, rank.shape[1])
         for t in range(m):
             i = srt[0, t]
             s = 0 if split_feature < 0 or rank[split_feature, i] <= split_rank else 1
@@ -552,6 +560,7 @@ def depth2(srt, rank, y, w, stats, loss, width, allowed_root, allowed_child, alp
     p, m = srt.shape
     nodes = np.full(6, -1, np.int64)
     best = leaf_cost(srt[0], y, w, stats, loss, width)
+    order = target_order(srt[0], stats, loss, rank.shape[1])
     monotone = min_leaf <= 1
     for f in stump_order(srt, rank, y, w, stats, loss, width, allowed_root):
         if min(best, upper_bound) <= alpha + EPS:
@@ -576,8 +585,8 @@ def depth2(srt, rank, y, w, stats, loss, width, allowed_root, allowed_child, alp
             if lo > hi:
                 continue
             mid = (lo + hi) // 2
-            cost, lower, feat, thr = depth1_pair(srt, rank, y, w, stats, loss, width, f, cand_r[mid], allowed_child,
-                                                 alpha, min_leaf, limit)
+            cost, lower, feat, thr = depth1_pair(srt, rank, y, w, stats, loss, width, order, f, cand_r[mid],
+                                                 allowed_child, alpha, min_leaf, limit)
             ev_left[mid] = lower[0]
             ev_right[mid] = lower[1]
             total = alpha + cost[0] + cost[1]

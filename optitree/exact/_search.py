@@ -169,7 +169,8 @@ class Search:
             return hit
         if depth == 1:
             self.spend()
-            cost, lower, feat, thr = K.depth1_pair(view, d.rank, *d.kernel_args(), -1, 0,
+            order = K.target_order(view[0], d.stats, d.loss_code, d.n_samples)
+            cost, lower, feat, thr = K.depth1_pair(view, d.rank, *d.kernel_args(), order, -1, 0,
                                                    self.allowed[[node - 1, node - 1]], self.alpha, self.min_leaf,
                                                    upper_bound)
             nodes = None if feat[0] < 0 else (int(feat[0]), int(thr[0]), None, None)
@@ -340,6 +341,7 @@ class FeatureScan:
         self.search, self.view, self.feature, self.depth, self.node = search, view, feature, depth, node
         self.monotone = search.monotone_at(depth - 1)
         d = search.data
+        self.order = K.target_order(view[0], d.stats, d.loss_code, d.n_samples) if depth == 2 else None
         self.rank_threshold, self.n_left, self.dist_left = K.candidates(view, d.rank, d.weight, d.stats,
                                                                           d.loss_code, feature, search.min_leaf)
         T = self.rank_threshold.shape[0]
@@ -376,7 +378,7 @@ class FeatureScan:
             s.spend()
             r = int(self.rank_threshold[mid])
             if self.depth == 2:  # both depth-1 children in one sweep, no partition
-                cost, lower, feat, thr = K.depth1_pair(self.view, d.rank, *d.kernel_args(), self.feature, r,
+                cost, lower, feat, thr = K.depth1_pair(self.view, d.rank, *d.kernel_args(), self.order, self.feature, r,
                                                        s.allowed[2 * self.node - 1:2 * self.node + 1], s.alpha,
                                                        s.min_leaf, limit)
                 sides = [Subtree(float(cost[k]), float(lower[k]),
