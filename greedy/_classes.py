@@ -31,6 +31,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from ._inputs import check_text_columns
 from ._builder import GrowthParams, TreeBuilder
 from ._criteria import criterion_names, make_criterion
 from ._hist import MAX_BINS_LIMIT, FeatureBinner, HistSplitter
@@ -217,6 +218,7 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         return self
 
     def _fit_data(self, X, y, sample_weight) -> FitData:
+        check_text_columns(X)
         X = self._encode_categorical_columns(X, fitting=True)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
                              y_numeric=self._task == "regression")
@@ -391,6 +393,7 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
 
     def _validate_X_predict(self, X) -> np.ndarray:
         check_is_fitted(self)
+        check_text_columns(X)
         X = self._encode_categorical_columns(X, fitting=False)
         X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite="allow-nan")
         if getattr(self, "_feature_dtype", DTYPE) == DTYPE:

@@ -5,7 +5,8 @@ A MIP split is a threshold, so a categorical column enters the model as its cate
 ordered categorical, the sorted labels otherwise). A split ``code <= 1.5`` sends the first two
 categories left; :func:`optitree.export_text` and :func:`optitree.plot_tree` print it as
 ``color in {red, green}`` from the estimator's ``categories_``. Missing values and categories
-unseen in ``fit`` raise ValueError (the model has no routing for them).
+unseen in ``fit`` raise ValueError (the model has no routing for them); so do text columns
+(object or string dtype), named, with the fix (``astype("category")``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+
+from greedy._inputs import check_text_columns
 
 __all__ = ["encode_categories"]
 
@@ -34,6 +37,7 @@ def encode_categories(X, categories=None):
     categories : dict
         ``{column index: ndarray of category labels}`` (empty when ``X`` has none).
     """
+    check_text_columns(X)
     pd = sys.modules.get("pandas")  # a DataFrame implies pandas is imported
     if pd is None or not isinstance(X, pd.DataFrame):
         if categories:

@@ -40,6 +40,38 @@ from .solvers import SolveOptions, check_solver_available, make_backend
 from .solvers.resolve import solve_adding_rows
 
 
+#: Weights below the largest one times this are taken as 0 (:func:`normalise_weights`).
+NEGLIGIBLE_WEIGHT = 2.0 ** -1000
+#: The largest weight must lie within these (refused otherwise: the model's scalings would overflow).
+WEIGHT_RANGE = (2.0 ** -1000, 2.0 ** 1000)
+
+
+def normalise_weights(sample_weight):
+    """Validated non-negative weights made safe for the model and the engine; (weights, notes).
+
+    A weight below ``NEGLIGIBLE_WEIGHT`` times the largest cannot change any comparison of
+    objectives in float64 (it is below the resolution of any objective the large weights
+    reach, and 2**-1000 of them), yet the engine's and the formulation's weight units (powers
+    of two near the smallest and the largest weight) would overflow when the ratio exceeds
+    about 1.8e308 and certify wrong trees: such weights are set to 0 (the rows leave the model)
+    with a note. A largest weight outside ``WEIGHT_RANGE`` is refused: the fix is to rescale
+    all weights by one constant, which changes no optimal tree.
+    """
+    top = float(sample_weight.max(initial=0.0))
+    if top > 0 and not WEIGHT_RANGE[0] <= top <= WEIGHT_RANGE[1]:
+        raise ValueError(
+            f"sample_weight: the largest weight is {top:.3g}, outside [2**-1000, 2**1000] ({WEIGHT_RANGE[0]:.3g} .. "
+            f"{WEIGHT_RANGE[1]:.3g}), where the model's scalings overflow; multiply every weight by one constant "
+            f"(e.g. sample_weight / sample_weight.max()): the optimal tree does not change")
+    negligible = (sample_weight > 0) & (sample_weight < top * NEGLIGIBLE_WEIGHT)
+    if not negligible.any():
+        return sample_weight, []
+    sample_weight = np.where(negligible, 0.0, sample_weight)
+    return sample_weight, [
+        f"sample_weight: {int(negligible.sum())} weight(s) below 2**-1000 times the largest ({top:.3g}) taken as 0 "
+        f"(they cannot change any comparison of objectives in float64, and would overflow the weight units)"]
+
+
 class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclass=ABCMeta):
     """Parameters, solve pipeline and tree accessors common to the optimal tree estimators.
 
@@ -120,6 +152,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         if self.solver != "dp":
             check_solver_available(self.solver)
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sample_weight, self._input_notes = normalise_weights(sample_weight)
         seed = self._seed()
         given = self._given_start(X, y, sample_weight, seed)
         form = self._formulation(X, y, sample_weight, start_tree=given[0])
@@ -152,7 +185,8 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             with watch.stage("engine"):
                 return stage.solve(data, form, max_depth=int(self.max_depth),
                                    min_samples_leaf=int(self.min_samples_leaf), time_limit=share,
-                                   callback=watch.engine_callback("engine", model_units(form)))
+                                   callback=watch.engine_callback("engine", model_units(form)),
+                                   threads=int(self.threads))
 
         if stage is not None and stage.sees_all:
             engine = run_engine()
@@ -163,6 +197,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
                 # spent) would overrun time_limit for nothing: the engine's best (or the start) is returned
                 self._set_engine_result(form, stage, engine, X, y, sample_weight, options, fallback=given)
                 return
+        self._check_mip_features(form, X)
         n_rows, n_cols, nnz = form.estimate_size()
         budget = None if self.memory_budget is None else int(self.memory_budget)
         check_size(n_rows, n_cols, nnz, budget, hint=self._size_hint, solve_memory=form.solve_memory)
@@ -233,6 +268,9 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             self._set_result(result, notes)
             if result.termination == "interrupted":
                 raise KeyboardInterrupt("the fit was interrupted before any tree was found (no start: init=None)")
+            if result.termination == "node_limit" and self.node_limit == 0:
+                raise ValueError("node_limit=0 explores no branch-and-bound node and the solver found no tree "
+                                 "before it: give a start (init='cart' or a tree) or a node_limit >= 1")
             if result.status == "infeasible":
                 n_modelled = int(form.count.sum())
                 reason = (
@@ -266,6 +304,27 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         self.tree_ = tree
         self.init_tree_ = start_tree
         self._set_result(result, notes)
+
+    def _check_mip_features(self, form, X):
+        """Refuse, before the build, features the MIP's min-max scaling cannot represent (OCT, OCT-H, ORT).
+
+        Those formulations map each feature to ``(x - min) / (max - min)``: a span above the
+        largest float64 (features near +-1.8e308) overflows, one below 2**-1000 (subnormal
+        values) overflows its reciprocal. FlowOCT (thresholds as binary columns) and the exact
+        engine (ranks) take any finite feature.
+        """
+        if form.name not in ("oct", "oct-h", "ort") or X.shape[0] == 0:
+            return
+        with np.errstate(over="ignore", invalid="ignore"):
+            span = X.max(axis=0) - X.min(axis=0)
+        bad = np.flatnonzero(~np.isfinite(span) | ((span > 0) & (span < 2.0 ** -1000)))
+        if bad.size:
+            j = int(bad[0])
+            raise ValueError(
+                f"feature(s) {bad.tolist()} span {span[j]:.3g} (feature {j}: {X[:, j].min():.4g} .. {X[:, j].max():.4g}), "
+                f"which formulation={form.name!r} cannot scale to [0, 1] in float64: rescale X (multiply those "
+                f"features by one constant, e.g. 1e-10 or 1e10; the tree's splits are the same), or use "
+                f"formulation='flow'" + (" / the exact engine" if form.name != "oct-h" else ""))
 
     def _seed(self) -> int:
         if isinstance(self.random_state, numbers.Integral):
@@ -310,20 +369,26 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         """Structural restrictions the estimator's own parameters put on the built model (default: none)."""
 
     def _set_result(self, result, notes):
+        notes = [*getattr(self, "_input_notes", []), *notes]
+        name, scale = self._units
+        if result.proven_optimal and not all(v is not None and np.isfinite(v) for v in (result.objective, result.bound)):
+            # a proof is only as good as numbers that did not overflow (model units: of order one)
+            result.proven_optimal = False
+            if result.termination == "optimal":
+                result.termination = "error"
+            notes.append(f"not certified: objective {result.objective} or bound {result.bound} is not finite")
         watch = getattr(self, "_watch", None)
         if watch is not None and watch.stop_requested and not result.proven_optimal:
             result.termination = "interrupted"
             where = ", ".join(watch.stopped_in) or "before the search"
             notes.append(f"interrupted (Ctrl-C) in: {where}; the tree is the best found so far and the bound the "
                          f"last proven one")
-            name, scale = self._units
             bound = "-" if result.bound is None else format(result.bound / scale, ".6g")
             watch.warn(f"returning the best tree found so far (status 'interrupted', {name} "
                        f"{result.objective / scale:.6g}, bound {bound}); result_.message says where it stopped")
         result.message = "; ".join(filter(None, [result.message, *notes]))
         result.build_time += self._compile_time
         result.fit_time = time.perf_counter() - self._fit_start
-        name, scale = self._units
         result.objective_units = {"name": name, "scale": scale}
         self.result_ = result
 

@@ -75,7 +75,14 @@ def apply_user_constraints(spec: ModelSpec, constraints) -> int:
         raise TypeError(f"constraints must be a callable taking a Pyomo model, got {constraints!r}")
     model = pyomo_mirror(spec)
     columns = model._optitree_columns
+    blocks = {name: model.component(name) for name in spec.var_blocks}
     constraints(model)
+    replaced = sorted(name for name, block in blocks.items() if model.component(name) is not block)
+    if replaced:
+        raise ValueError(
+            f"the constraints callable replaced the model's variable block(s) {replaced} (e.g. "
+            f"model.{replaced[0]} = Constraint(...)); give the constraint a name of its own, e.g. "
+            f"model.my_{replaced[0]} = Constraint(...) (the variable blocks are {sorted(spec.var_blocks)})")
 
     if any(True for _ in model.component_data_objects(pyo.Objective, active=True)):
         raise ValueError("the constraints callable added an objective; only constraints are supported")

@@ -255,6 +255,12 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
                 raise ValueError("solver='dp' builds constant-leaf trees; leaf_model='linear' needs a MIP solver")
         X, self.categories_ = encode_categories(X)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        if y.size and np.isfinite(y).all():
+            span = float(y.max()) - float(y.min())
+            if 0 < span < 2.0 ** -1000:
+                raise ValueError(f"the targets span {span:.3g} ({y.min():.4g} .. {y.max():.4g}), below 2**-1000 "
+                                 f"(subnormal differences) where the model's target units overflow: multiply y by one "
+                                 f"constant (e.g. 1e10) and divide the predictions by it")
         self._allowed = None
         if self.allowed_features is not None:
             try:

@@ -1,0 +1,50 @@
+"""Text columns in ``X``: refused by name, with the fix, before numpy or scikit-learn meet them.
+
+A split is a threshold on numbers (or, for greedy trees, a subset of a categorical column's
+codes), so a column of strings has no meaning until the user says which: categories
+(``X["col"] = X["col"].astype("category")``) or numbers. Shared by the greedy and the optimal
+estimators (``fit`` and ``predict``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+__all__ = ["check_text_columns"]
+
+
+def _converts(values) -> bool:
+    try:
+        np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def check_text_columns(X) -> None:
+    """Raise ValueError naming the columns of ``X`` that hold text (object or string values not numbers).
+
+    pandas columns of dtype ``object`` or ``string`` and numpy arrays of dtype ``object`` or
+    ``str`` are checked; columns whose values all convert to float (numbers stored as objects)
+    pass, as scikit-learn's validation would take them.
+    """
+    pd = sys.modules.get("pandas")
+    if pd is not None and isinstance(X, pd.DataFrame):
+        bad = [name for name, dtype in X.dtypes.items()
+               if (dtype == object or isinstance(dtype, pd.StringDtype)) and not _converts(X[name].to_numpy(object))]
+        if bad:
+            listed = ", ".join(repr(b) for b in bad)
+            raise ValueError(
+                f"column(s) {listed} of X hold text (dtype object or string); a tree splits numbers or categories: "
+                f"convert them, e.g. X[{bad[0]!r}] = X[{bad[0]!r}].astype('category') (categorical splits), or map "
+                f"them to numbers")
+        return
+    if isinstance(X, np.ndarray) and X.dtype.kind in "OUS" and X.ndim == 2:
+        bad = [j for j in range(X.shape[1]) if not _converts(X[:, j])]
+        if bad:
+            raise ValueError(
+                f"column(s) {bad} of X hold text; a tree splits numbers or categories: pass a pandas DataFrame with "
+                f"those columns as dtype 'category' (e.g. df[col] = df[col].astype('category')), or map them to "
+                f"numbers")
