@@ -381,7 +381,7 @@ def run_regression(name, depth, time_limit, loss="squared", reference_limit=REFE
         if proven and ours > peer + tol:  # STreeD holds a better tree (proven optimal or not)
             check = "FALSE PROOF"
         elif not peer_optimal:  # STreeD's tree is only an upper bound on the optimum
-            check = f"{ours - peer:+.4f} vs STreeD's best"
+            check = "= STreeD's best" if abs(ours - peer) <= tol else f"{ours - peer:+.4f} vs STreeD's best"
         elif ours < peer - tol:
             check = "BELOW PEER"
         else:
