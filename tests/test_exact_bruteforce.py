@@ -357,3 +357,19 @@ def test_two_threads_find_the_same_optimum():
         check_tree(res.tree, X, y, w, opts)
         stopped = solve(X, y, w, threads=2, node_limit=3, **opts)
         assert stopped.bound <= expected + 1e-9 <= stopped.objective + 1e-9, seed
+
+
+def test_anytime_first_pass_keeps_the_optimum_and_its_stopped_bounds_valid():
+    """With a limit the root search first takes one step on every feature: same optimum; when stopped by the
+    work limit, a bound that never exceeds the brute-forced optimum."""
+    positive = 0
+    for seed in range(4000, 4060):
+        X, y, w, opts = random_instance(seed, depth=3)
+        y = relabel(y)
+        expected = brute_force(X, y, w, **opts)
+        assert solve(X, y, w, time_limit=1e6, **opts).objective == pytest.approx(expected, abs=1e-9), seed
+        for limit in (2, 4, 8):
+            stopped = solve(X, y, w, node_limit=limit, **opts)
+            assert stopped.bound <= expected + 1e-9 <= stopped.objective + 1e-9, seed
+            positive += stopped.bound > 0
+    assert positive > 0

@@ -177,11 +177,14 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         if start_sub.cost < best - EPS:
             best, nodes = start_sub.cost, start_sub.nodes
             trace.add(best, 0.0)
+        # a search that may stop early first takes one step on every root feature: its bound then covers all
+        anytime = time_limit is not None or node_limit is not None or callback is not None
         if threads > 1:
             sub = parallel_branch(search, view, int(max_depth), ub, best, nodes, threads,
-                                  on_improve=lambda c: trace.add(c, 0.0))
+                                  on_improve=lambda c: trace.add(c, 0.0), first_pass=anytime)
         else:
-            sub = search.branch(view, int(max_depth), 1, ub, best, nodes, on_improve=lambda c: trace.add(c, 0.0))
+            sub = search.branch(view, int(max_depth), 1, ub, best, nodes, on_improve=lambda c: trace.add(c, 0.0),
+                                first_pass=anytime)
     cost, bound = sub.cost, sub.lower_bound
     nodes = sub.nodes
     if not search.exhausted or cost - bound <= EPS:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import deque
@@ -231,7 +232,7 @@ class Search:
         return FeatureScan(self, view, feature, depth, node, self.relaxed_bounds(view, depth, node, feature, cutoff))
 
     def branch(self, view, depth, node, upper_bound, best, best_nodes, on_improve=None, features=None,
-               shared=None) -> Subtree:
+               shared=None, first_pass=False) -> Subtree:
         """Search the splits of ``view`` feature by feature, from the incumbent ``best`` (``best_nodes``).
 
         ``on_improve(cost)`` is called at each new incumbent. Returns on a spent budget too.
@@ -239,27 +240,46 @@ class Search:
         :class:`SharedIncumbent`) is the best cost found by the searches of the other features
         (:func:`parallel_branch`): it prunes here as this search's own incumbent does, and the
         returned bound ``min(cutoff, alpha + unresolved)`` holds for trees split on ``features``.
+
+        ``first_pass`` (anytime): every feature's scan first solves one candidate (its middle)
+        before any scan runs to its end, so that a search stopped early has neighbour bounds
+        for every feature's candidates (monotone and similarity bounds from that candidate)
+        and reports a bound above 0, instead of 0 for the features it never reached.
         """
-        open_bound = np.inf  # lowest children bound among candidates left unresolved by a stop
         features = np.flatnonzero(self.allowed[node - 1]) if features is None else features
+        started = []  # (scan, its run) per feature, in order
 
         def cutoff():
             return min(best, upper_bound, np.inf if shared is None else shared.value)
 
-        for k, f in enumerate(features):
-            if cutoff() <= self.alpha + EPS:
-                break
+        def take(steps):
+            nonlocal best, best_nodes
+            for total_bound, split in steps:
+                if split is not None and total_bound < best - EPS:
+                    best, best_nodes = total_bound, split
+                    if (shared is None or shared.offer(best)) and on_improve is not None:
+                        on_improve(best)
+
+        def start(f):
             scan = self.scan(view, int(f), depth, node, cutoff())
-            try:
-                for total_bound, split in scan.run(cutoff):
-                    if split is not None and total_bound < best - EPS:
-                        best, best_nodes = total_bound, split
-                        if (shared is None or shared.offer(best)) and on_improve is not None:
-                            on_improve(best)
-            except BudgetExhausted:
-                open_bound = min(open_bound, scan.open_bound(), 0.0 if k + 1 < len(features) else np.inf)
-                return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
-            open_bound = min(open_bound, scan.unresolved)
+            started.append((scan, scan.run(cutoff)))
+            return started[-1][1]
+
+        try:
+            if first_pass:
+                for f in features:
+                    if cutoff() <= self.alpha + EPS:
+                        break
+                    take(itertools.islice(start(f), 1))
+            for k, f in enumerate(features):
+                if cutoff() <= self.alpha + EPS:  # no split can beat the cutoff: open scans do not matter
+                    break
+                take(started[k][1] if k < len(started) else start(f))
+        except BudgetExhausted:
+            open_bound = min([scan.open_bound() for scan, _ in started] +
+                             [0.0 if len(started) < len(features) else np.inf])
+            return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
+        open_bound = min([scan.unresolved for scan, _ in started], default=np.inf)
         return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
 
     def sibling(self) -> "Search":
@@ -285,7 +305,7 @@ class SharedIncumbent:
 
 
 def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, threads: int,
-                    on_improve=None) -> Subtree:
+                    on_improve=None, first_pass=False) -> Subtree:
     """:meth:`Search.branch` at the root with its features dealt round-robin to ``threads`` threads.
 
     The kernels release the GIL, so the threads' sub-searches run on separate cores; each has
@@ -301,7 +321,7 @@ def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, 
 
     def run(k):
         return searches[k].branch(view, depth, 1, upper_bound, best, best_nodes, on_improve, features[k::threads],
-                                  shared)
+                                  shared, first_pass)
 
     with ThreadPoolExecutor(threads) as pool:
         subs = list(pool.map(run, range(threads)))
