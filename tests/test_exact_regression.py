@@ -191,3 +191,31 @@ def test_two_threads_find_the_same_regression_optimum():
         expected = brute_force(X, y, w, **opts)
         res = solve(X, y, w, threads=2, **opts)
         assert res.objective == pytest.approx(expected, abs=tolerance(y)), seed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("depth", [2, 3])
+def test_squared_error_optimum_equals_streed_on_all_midpoints(depth):
+    """The engine and the default OptimalTreeRegressor against STreeD (pystreed) on every midpoint as a binary
+    feature, on real and generated sets of 60-120 rows (min_samples_leaf 1 and 5)."""
+    pytest.importorskip("pystreed")
+    from sklearn.datasets import load_diabetes, make_friedman1
+
+    from experiments._peers import run_streed
+    from optitree import OptimalTreeRegressor
+
+    Xd, yd = load_diabetes(return_X_y=True)
+    Xf, yf = make_friedman1(120, n_features=5, random_state=0)
+    rng = np.random.RandomState(0)
+    Xx = np.round(rng.rand(100, 3), 2)
+    yx = ((Xx[:, 0] > 0.5) ^ (Xx[:, 1] > 0.5)) * 2.0 + 0.3 * rng.randn(100)
+    for X, y in ((Xd[:80, :4], yd[:80]), (Xf, yf), (Xx, yx)):
+        for min_leaf in (1, 5):
+            peer = run_streed(X, y, depth, time_limit=300, min_samples_leaf=min_leaf)
+            assert peer["status"] == "optimal"
+            ours = solve(X, y, max_depth=depth, loss="squared", min_samples_leaf=min_leaf)
+            assert ours.status == "optimal"
+            assert ours.objective == pytest.approx(peer["sse"], rel=1e-9, abs=1e-9)
+            reg = OptimalTreeRegressor(max_depth=depth, min_samples_leaf=min_leaf).fit(X, y)
+            assert reg.result_.proven_optimal
+            assert float(((y - reg.predict(X)) ** 2).sum()) == pytest.approx(peer["sse"], rel=1e-9, abs=1e-9)
