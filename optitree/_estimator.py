@@ -17,7 +17,9 @@ the greedy start (:meth:`_OptimalTreeBase._fit_cart`) and extra result notes
 from __future__ import annotations
 
 import numbers
+import re
 import time
+import warnings
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
@@ -29,7 +31,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from greedy import FittedTreeMixin
 
 from . import exact
-from ._acceleration import ExactStageMixin, engine_targets, model_units
+from ._acceleration import ExactStageMixin, engine_targets, restrict_features, model_units
 from ._categorical import encode_categories
 from ._certificate import OBJECTIVE_TOL, verify_certificate, verify_tree_in_model
 from ._memory import check_size
@@ -155,7 +157,10 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         sample_weight, self._input_notes = normalise_weights(sample_weight)
         seed = self._seed()
         given = self._given_start(X, y, sample_weight, seed)
-        form = self._formulation(X, y, sample_weight, start_tree=given[0])
+        with warnings.catch_warnings(record=True) as model_warnings:
+            # the formulation's warnings concern its MIP: shown only if one is built (_model_warnings)
+            warnings.simplefilter("always")
+            form = self._formulation(X, y, sample_weight, start_tree=given[0])
         options = SolveOptions(
             time_limit=None if self.time_limit is None else float(self.time_limit),
             rel_gap=float(self.rel_gap), threads=int(self.threads), random_seed=seed,
@@ -198,6 +203,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
                 self._set_engine_result(form, stage, engine, X, y, sample_weight, options, fallback=given)
                 return
         self._check_mip_features(form, X)
+        self._model_warnings(model_warnings)
         n_rows, n_cols, nnz = form.estimate_size()
         budget = None if self.memory_budget is None else int(self.memory_budget)
         check_size(n_rows, n_cols, nnz, budget, hint=self._size_hint, solve_memory=form.solve_memory)
@@ -305,6 +311,19 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         self.init_tree_ = start_tree
         self._set_result(result, notes)
 
+    def _model_warnings(self, caught):
+        """Re-issue the formulation's warnings now that its MIP is built, features named as the user's columns."""
+        names = getattr(self, "feature_names_in_", None)
+
+        def named(match):
+            listed = [int(i) for i in match.group(1).split(",") if i.strip()]
+            return "features " + ", ".join(repr(str(names[i])) if names is not None and i < len(names) else f"x{i}"
+                                           for i in listed)
+
+        for w in caught:
+            text = re.sub(r"features \[([\d, ]*)\]", named, str(w.message))
+            warnings.warn(text, w.category, stacklevel=4)
+
     def _check_mip_features(self, form, X):
         """Refuse, before the build, features the MIP's min-max scaling cannot represent (OCT, OCT-H, ORT).
 
@@ -363,10 +382,14 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
 
     def _side_rows(self) -> bool:
         """Whether the model has rows beyond the formulation's (user constraints, parameter limits)."""
-        return self.constraints is not None
+        return self.constraints is not None or self.max_distinct_features is not None
 
     def _restrict_model(self, form, spec):
-        """Structural restrictions the estimator's own parameters put on the built model (default: none)."""
+        """``allowed_features`` and ``max_distinct_features`` on the built model."""
+        if self._allowed is not None:
+            restrict_features(form, spec, self._allowed)
+        if self.max_distinct_features is not None:
+            form.limit_distinct_features(int(self.max_distinct_features))
 
     def _set_result(self, result, notes):
         notes = [*getattr(self, "_input_notes", []), *notes]

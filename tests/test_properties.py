@@ -56,10 +56,14 @@ def features(draw):
     return X
 
 
+EXTREME_WEIGHTS = ["one 1e-308", "one 1e-309", "1e-300 and 1e300", "all 5e-324"]
+
+
 @st.composite
-def weights(draw, n):
+def weights(draw, n, extreme=False):
+    """Sample weights; ``extreme``: also ratios beyond float64's range (once false proofs) and subnormal ones."""
     kind = draw(st.sampled_from(["none", "none", "ones", "some zero", "huge", "tiny", "mixed",
-                                 "all zero", "negative", "nan"]))
+                                 "all zero", "negative", "nan"] + (EXTREME_WEIGHTS * 2 if extreme else [])))
     if kind == "none":
         return None
     w = np.array(draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)), float)
@@ -77,22 +81,28 @@ def weights(draw, n):
         w[0] = -1.0
     elif kind == "nan":
         w[0] = np.nan
+    elif kind.startswith("one 1e-"):
+        w[draw(st.integers(0, n - 1))] = float(kind.split()[1])
+    elif kind == "1e-300 and 1e300":
+        w *= np.where(np.arange(n) % 2 == 0, 1e-300, 1e300)
+    elif kind == "all 5e-324":
+        w[:] = 5e-324
     return w
 
 
 @st.composite
-def classification_sets(draw):
+def classification_sets(draw, extreme=False):
     X = draw(features())
     n = X.shape[0]
     k = draw(st.integers(1, 3))  # k = 1: a single class
     y = np.array(draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)))
     if draw(st.booleans()):
         y = np.array(["ab"[0] * (c + 1) for c in y], dtype=object)  # string labels
-    return X, y, draw(weights(n))
+    return X, y, draw(weights(n, extreme))
 
 
 @st.composite
-def regression_sets(draw):
+def regression_sets(draw, extreme=False):
     X = draw(features())
     n = X.shape[0]
     y = np.array(draw(st.lists(st.integers(-5, 5), min_size=n, max_size=n)), float)
@@ -101,7 +111,7 @@ def regression_sets(draw):
     bad = draw(st.sampled_from([None] * 8 + [np.nan, np.inf]))
     if bad is not None:
         y[draw(st.integers(0, n - 1))] = bad
-    return X, y, draw(weights(n))
+    return X, y, draw(weights(n, extreme))
 
 
 # ---------------------------------------------------------------------- truth
@@ -201,7 +211,7 @@ REGRESSORS = {
 
 
 @pytest.mark.parametrize("name", list(CLASSIFIERS))
-@given(data=classification_sets())
+@given(data=classification_sets(extreme=True))
 def test_classifiers_fit_or_refuse_clearly(name, data):
     X, y, w = data
     clf = fit_or_refuse(CLASSIFIERS[name](), X, y, w)
@@ -227,7 +237,7 @@ def test_classifiers_fit_or_refuse_clearly(name, data):
 
 
 @pytest.mark.parametrize("name", list(REGRESSORS))
-@given(data=regression_sets())
+@given(data=regression_sets(extreme=True))
 def test_regressors_fit_or_refuse_clearly(name, data):
     X, y, w = data
     reg = fit_or_refuse(REGRESSORS[name](), X, y, w)
@@ -248,6 +258,35 @@ def test_regressors_fit_or_refuse_clearly(name, data):
         truth = absolute_loss_optimum(X, y * s, ws)
         baseline = absolute_loss_optimum(X[:, :0], y * s, ws)  # no split possible: best constant
         assert loss == pytest.approx(truth, rel=1e-6, abs=1e-6 * baseline)
+
+
+@pytest.mark.parametrize("name", list(CLASSIFIERS) + [f"regressor {r}" for r in REGRESSORS])
+@given(data=classification_sets(), column=st.sampled_from(["object", "string", "numbers as objects"]),
+       where=st.integers(0, 3))
+def test_text_columns_fit_or_refuse_clearly(name, data, column, where):
+    """A DataFrame with a text column (or numbers stored as objects) at any position."""
+    import pandas as pd
+
+    X, y, w = data
+    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    n = len(df)
+    values = [f"v{v}" for v in range(n)] if column != "numbers as objects" else list(range(n))
+    df.insert(min(where, df.shape[1]), "label text", pd.Series(values, dtype=object if column != "string" else "string"))
+    if name.startswith("regressor"):
+        est, y = REGRESSORS[name.split()[1]](), np.arange(n, dtype=float)
+    else:
+        est = CLASSIFIERS[name]()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(df, y, sample_weight=w)
+    except (ValueError, TypeError) as exc:
+        assert_clear(exc)
+        if column != "numbers as objects":  # named, with the fix
+            assert "'label text'" in str(exc) and "astype('category')" in str(exc)
+        return
+    assert column == "numbers as objects"  # text never fits silently
+    assert len(est.predict(df)) == n
 
 
 @given(data=classification_sets())

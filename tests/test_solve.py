@@ -117,6 +117,20 @@ def test_time_limit_is_a_status_with_or_without_solution():
         assert (r.status, xp) == ("time_limit_no_solution", None)
 
 
+def test_a_complete_feasible_start_survives_a_limit_hit_before_highs_reads_it(monkeypatch):
+    # what made the test above flaky under load: HiGHS stopped at its clock before reading the start
+    from optitree.solvers import highs as highs_backend
+
+    spec, greedy = multi_knapsack()
+    monkeypatch.setattr(highs_backend, "_set_start", lambda h, start, n_cols: highs_backend.check_start(start, n_cols))
+    warm, x = solve_highs(spec.to_highs(), SolveOptions(time_limit=1e-6), start=dict(enumerate(greedy)))
+    assert warm.status == "time_limit" and warm.start_accepted is True
+    assert warm.objective == pytest.approx(objective_of(spec, greedy)) and np.array_equal(x, greedy)
+    assert "stopped before reading the start" in warm.message
+    infeasible = np.ones(len(greedy))  # every item: over capacity
+    assert highs_backend._feasible_start(spec.to_highs(), np.arange(len(greedy)), infeasible) is None
+
+
 def test_trace_is_monotone_and_ends_with_final():
     spec, _ = multi_knapsack()
     result, _ = solve_highs(spec.to_highs(), SolveOptions())

@@ -319,6 +319,30 @@ def _apply_options(h, options: SolveOptions, presolve: str) -> None:
             raise ValueError(f"HiGHS rejected option {key}={value!r}")
 
 
+def _feasible_start(h, idx, val, tol=1e-6):
+    """``(objective, x)`` of a complete start that satisfies the loaded model (bounds, rows,
+    integrality within ``tol``), else None."""
+    lp = h.getLp()
+    x = np.empty(lp.num_col_)
+    x[np.asarray(idx, np.intp)] = val
+    lb, ub = np.asarray(lp.col_lower_), np.asarray(lp.col_upper_)
+    if ((x < lb - tol) | (x > ub + tol)).any():
+        return None
+    integrality = np.asarray(lp.integrality_, dtype=np.int64)
+    if integrality.size and (np.abs(x - np.round(x))[integrality != 0] > tol).any():
+        return None
+    import highspy
+    from scipy.sparse import csc_matrix, csr_matrix
+
+    a = lp.a_matrix_
+    kind = csr_matrix if a.format_ == highspy.MatrixFormat.kRowwise else csc_matrix
+    matrix = kind((np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_)), shape=(lp.num_row_, lp.num_col_))
+    activity = matrix @ x
+    if ((activity < np.asarray(lp.row_lower_) - tol) | (activity > np.asarray(lp.row_upper_) + tol)).any():
+        return None
+    return float(np.asarray(lp.col_cost_) @ x + lp.offset_), x
+
+
 def _set_start(h, start, n_cols):
     idx, val = check_start(start, n_cols)
     import highspy
@@ -666,6 +690,15 @@ def solve_highs(highs, options: SolveOptions, *, start=None, start_source=None, 
         message = "; ".join(filter(None, [message, (
             f"presolve off: predicted at {predicted_presolve_time(n_rows, n_cols, n_nonzeros):.3g} s for "
             f"this model, more than {PRESOLVE_SHARE:.0%} of the {options.time_limit:g} s limit")]))
+
+    if x is None and start is not None and termination == "time_limit" and len(start_idx) == n_cols:
+        # HiGHS may stop at its clock before it reads a start (a limit of microseconds, a loaded
+        # machine): a complete start that satisfies the model is still the incumbent
+        kept = _feasible_start(highs, start_idx, start_val)
+        if kept is not None:
+            objective, x = kept
+            message = "; ".join(filter(None, [message, "HiGHS stopped before reading the start; the start (checked "
+                                                       "feasible here) is the incumbent"]))
 
     start_accepted = None
     if start is not None:
