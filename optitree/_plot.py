@@ -255,9 +255,25 @@ def plot_progress(result, ax=None, log_time=False):
     ax.set_title(title + (f", {nodes} nodes" if nodes is not None else ""))
     ax.set_xlabel("time (s)" + (", log scale" if log_time else ""))
     ax.set_ylabel(units["name"])
+    shown = [user(p[key]) for p in trace for key in ("incumbent", "bound") if p.get(key) is not None]
+    _readable_ticks(ax, log_time, integer=units["name"] == "training errors" and all(v.is_integer() for v in shown))
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best")
     return ax
+
+
+def _readable_ticks(ax, log_time, integer):
+    """Ticks that never overlap: on a log time axis labelled decades only (``0.01``, ``1``, ``100``),
+    none on the minor ticks; whole numbers on an axis of error counts."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+
+    if log_time:
+        ax.xaxis.set_major_locator(LogLocator(base=10, numticks=8))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6))
+    ax.yaxis.set_major_locator(MaxNLocator(nbins=6, integer=integer))
 
 
 # ---------------------------------------------------------------- plot_decision_regions

@@ -172,6 +172,24 @@ def test_plot_progress_y_axis_in_training_errors():
     np.testing.assert_array_equal(lines_by_label(ax)["incumbent"].get_ydata(), [140, 96, 96, 80])
 
 
+def test_plot_progress_ticks_are_readable():
+    # error counts: whole-number ticks, even over a range of 3 errors; a log time axis labels decades only
+    trace = [{"time": t, "incumbent": inc, "bound": b, "event": "progress"}
+             for t, inc, b in [(0.001, 3.0, 0.0), (0.02, 2.0, 1.0), (3.0, 2.0, 2.0)]]
+    d = result_dict(trace=trace, objective_units={"name": "errors", "scale": 1.0}, start_objective=None)
+    fig, ax = plt.subplots(figsize=(4, 3))
+    optitree.plot_progress(d, ax=ax, log_time=True)
+    fig.canvas.draw()
+    lo, hi = ax.get_ylim()
+    ticks = [t for t in ax.get_yticks() if lo <= t <= hi]
+    assert ticks and all(float(t).is_integer() for t in ticks)
+    labels = [t.get_text() for t in ax.get_xticklabels(minor=True) if t.get_text()]
+    assert labels == []  # no minor labels to collide
+    shown = [t for t in ax.get_xticklabels() if t.get_text()]
+    boxes = [t.get_window_extent() for t in shown]
+    assert all(not a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
+
+
 def test_plot_progress_errors():
     with pytest.raises(ValueError, match="trace is empty"):
         optitree.plot_progress(result_dict(trace=[]))
