@@ -31,7 +31,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ._inputs import check_text_columns
+from ._inputs import check_text_columns, nan_seen
 from ._builder import GrowthParams, TreeBuilder
 from ._criteria import criterion_names, make_criterion
 from ._hist import MAX_BINS_LIMIT, FeatureBinner, HistSplitter
@@ -171,6 +171,7 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         """
         data = self._fit_data(X, y, sample_weight)
         self.tree_ = self._finish_tree(self._grow_tree(data), data)
+        self._nan_seen = nan_seen(self.tree_, data.X, data.sample_weight)
         return self
 
     def _finish_tree(self, tree: Tree, data: FitData) -> Tree:
@@ -215,6 +216,7 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         if self.tree_.missing_left is None:
             pruned.missing_left = None  # routing by training weights stays implicit
         self.tree_ = pruned
+        self._nan_seen = None  # the training rows are gone: the exports annotate every split
         return self
 
     def _fit_data(self, X, y, sample_weight) -> FitData:

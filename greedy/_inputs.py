@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["check_text_columns"]
+__all__ = ["check_text_columns", "nan_seen"]
 
 
 def _converts(values) -> bool:
@@ -48,3 +48,26 @@ def check_text_columns(X) -> None:
                 f"column(s) {bad} of X hold text; a tree splits numbers or categories: pass a pandas DataFrame with "
                 f"those columns as dtype 'category' (e.g. df[col] = df[col].astype('category')), or map them to "
                 f"numbers")
+
+
+def nan_seen(tree, X, sample_weight) -> np.ndarray | None:
+    """Per node of ``tree``: whether a training row of positive weight reached it with NaN in its split feature.
+
+    None when the tree has no missing-value routing (``missing_left``). The exports print a
+    node's NaN routing only where it is True: elsewhere the routing is the children's
+    training weights, an inference no NaN of the training data made.
+    """
+    if tree.missing_left is None:
+        return None
+    rows = np.flatnonzero(np.asarray(sample_weight) > 0)
+    reach = tree.node_weights(X[rows]).tocsc()  # rows x nodes, NaN rows reaching both children
+    seen = np.zeros(tree.node_count, bool)
+    for node in np.flatnonzero(~tree.is_leaf):
+        f = int(tree.feature[node])
+        if f < 0:  # an oblique split: any NaN among the rows that reach it
+            at = reach.indices[reach.indptr[node]:reach.indptr[node + 1]]
+            seen[node] = bool(np.isnan(X[rows[at]]).any())
+            continue
+        at = reach.indices[reach.indptr[node]:reach.indptr[node + 1]]
+        seen[node] = bool(np.isnan(X[rows[at], f]).any())
+    return seen

@@ -142,6 +142,20 @@ def split_conditions(tree: Tree, node: int, feature_names, fmt, categories=None)
     return f"{lhs} <= {t}", f"{lhs} >  {t}"
 
 
+def missing_shown(tree_or_estimator, tree: Tree, show_missing) -> np.ndarray:
+    """Per node: print its NaN routing. ``show_missing`` False: nowhere. True: where the training
+    data reached the split with NaN (a greedy estimator's record), or at every split of a tree
+    without that record (a bare Tree, a scikit-learn tree)."""
+    if isinstance(show_missing, np.ndarray):
+        return show_missing
+    if not show_missing or tree.missing_left is None:
+        return np.zeros(tree.node_count, bool)
+    seen = getattr(tree_or_estimator, "_nan_seen", None)
+    if seen is None or getattr(tree_or_estimator, "tree_", None) is not tree or len(seen) != tree.node_count:
+        return np.ones(tree.node_count, bool)
+    return np.asarray(seen, bool)
+
+
 def missing_routing(tree: Tree, node: int) -> tuple[str, str] | None:
     """``("NaN → left 60%", "NaN → right 40%")``; a side with no NaN weight gets ``""``. None without routing."""
     if tree.missing_left is None:
@@ -222,6 +236,7 @@ def export_text(tree_or_estimator, feature_names=None, class_names=None, decimal
     categories = _category_labels(category_names, names, tree_or_estimator)
     fmt = _fixed(decimals)
     depth_below = _subtree_depths(tree)
+    shown = missing_shown(tree_or_estimator, tree, show_missing)
     lines = []
 
     def leaf_line(node, indent):
@@ -249,7 +264,7 @@ def export_text(tree_or_estimator, feature_names=None, class_names=None, decimal
             lines.append(leaf_line(node, indent))
             return
         conditions = split_conditions(tree, node, names, fmt, categories)
-        nan = (missing_routing(tree, node) if show_missing else None) or ("", "")
+        nan = (missing_routing(tree, node) if shown[node] else None) or ("", "")
         for condition, note, child in zip(conditions, nan, (tree.children_left[node], tree.children_right[node])):
             lines.append(f"{indent} {condition}" + (f"  ({note})" if note else ""))
             recurse(child, depth + 1)
@@ -305,7 +320,8 @@ def node_label_lines(tree: Tree, node: int, feature_names, class_names, criterio
     lines = [f"node #{node}"] if node_ids else []
     if not tree.is_leaf[node]:
         lines.append(split_conditions(tree, node, feature_names, fmt, categories)[0])
-        routing = missing_routing(tree, node) if show_missing else None
+        show = show_missing[node] if isinstance(show_missing, np.ndarray) else show_missing
+        routing = missing_routing(tree, node) if show else None
         if routing is not None:
             share = float(tree.missing_left[node])
             lines.append(f"NaN {ARROW} left {share:.0%}" if 0 < share < 1 else (routing[0] or routing[1]))
@@ -369,6 +385,7 @@ def export_graphviz(tree_or_estimator, out_file=None, feature_names=None, class_
         The DOT source (always, whatever ``out_file`` is).
     """
     tree, names, classes, criterion = resolve_tree(tree_or_estimator, feature_names, class_names)
+    show_missing = missing_shown(tree_or_estimator, tree, show_missing)
     categories = _category_labels(category_names, names, tree_or_estimator)
     colors = node_fill_colors(tree) if filled else None
     style = [s for s, on in (("filled", filled), ("rounded", rounded)) if on]

@@ -10,7 +10,8 @@ import numpy as np
 
 from greedy import Tree
 
-from ._export import _category_labels, class_colors, node_fill_colors, node_label_lines, resolve_tree
+from ._export import (_category_labels, class_colors, missing_shown, node_fill_colors, node_label_lines,
+                      resolve_tree)
 
 __all__ = ["plot_tree", "plot_progress", "plot_decision_regions"]
 
@@ -83,6 +84,7 @@ def plot_tree(tree_or_estimator, ax=None, feature_names=None, class_names=None, 
     """
     ax = _axes(ax)
     tree, names, classes, criterion = resolve_tree(tree_or_estimator, feature_names, class_names)
+    show_missing = missing_shown(tree_or_estimator, tree, show_missing)
     categories = _category_labels(category_names, names, tree_or_estimator)
     order, x, depth, truncated, n_slots = _layout(tree, max_depth)
     colors = node_fill_colors(tree) if filled else np.ones((tree.node_count, 3))

@@ -274,3 +274,23 @@ def test_export_graphviz_out_file(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "graphviz", types.SimpleNamespace(Source=Source))
     optitree.export_graphviz(tree, out_file=str(tmp_path / "t3.svg"))
     assert rendered == [(dot, str(tmp_path / "t3.svg"), "svg")]
+
+
+def test_nan_notes_only_where_the_training_data_brought_nan():
+    # issue 25: a greedy tree grown with NaN in one feature annotated every split with a NaN routing
+    from sklearn.datasets import load_iris
+
+    from greedy import CARTClassifier
+
+    X, y = load_iris(return_X_y=True)
+    X[[60, 70], 3] = np.nan  # petal width missing for two versicolor rows (they reach the petal-width split)
+    clf = CARTClassifier(max_depth=2).fit(X, y)
+    text = optitree.export_text(clf)
+    lines = [line for line in text.splitlines() if "<=" in line or ">" in line]
+    assert lines[0].startswith("|--- x2") and "NaN" not in lines[0]  # petal length: no NaN in training
+    assert any("x3" in line and "NaN" in line for line in lines)  # petal width: NaN seen
+    assert "NaN" not in optitree.export_text(clf, show_missing=False)
+    # without the training record (a bare Tree), every split keeps its routing
+    assert optitree.export_text(clf.tree_).count("NaN") == 2 * clf.tree_.n_splits
+    dot = optitree.export_graphviz(clf)
+    assert dot.count("NaN") == sum("NaN" in line for line in lines) // 2
