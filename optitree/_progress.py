@@ -10,7 +10,8 @@
   :data:`LOG_EVERY` seconds. A heartbeat thread repeats the last line (with the time
   updated) when no stage reported for :data:`LOG_EVERY` seconds (a model build, a
   presolve). A fit shorter than :data:`QUIET_SECONDS` prints nothing.
-* **Interrupts**: while the fit runs in the main thread, SIGINT (Ctrl-C) is handled here. The
+* **Interrupts**: while the fit runs in the main thread, SIGINT (Ctrl-C) is handled here (when
+  Python's default handler had it: a program with its own handler keeps it). The
   first one asks the running stage to stop (the engine's and the MIP's callbacks return
   True, a forked HiGHS child is stopped, later stages stop at once); ``fit`` returns the best
   tree found with status ``"interrupted"``, ``proven_optimal=False``, the last valid bound and a
@@ -32,7 +33,7 @@ import time
 import warnings
 from contextlib import contextmanager
 
-__all__ = ["ProgressLine", "FitWatch", "FitInterrupted", "request_stop", "QUIET_SECONDS", "LOG_EVERY"]
+__all__ = ["ProgressLine", "FitWatch", "FitInterrupted", "request_stop", "clear_stop", "QUIET_SECONDS", "LOG_EVERY"]
 
 #: A fit shorter than this prints nothing.
 QUIET_SECONDS = 1.0
@@ -46,12 +47,29 @@ class FitInterrupted(UserWarning):
     """Warning issued by a fit stopped by Ctrl-C (or :func:`request_stop`): its tree is the best found so far."""
 
 
-def request_stop() -> bool:
-    """Ask the running fit to stop as the first Ctrl-C does; False when no fit is running."""
+_stop_all = False
+
+
+def request_stop(all_fits: bool = False) -> bool:
+    """Ask the running fit to stop as the first Ctrl-C does; False when no fit is running.
+
+    ``all_fits``: every later fit of this process also stops at once (returning its start,
+    status "interrupted") until :func:`clear_stop` — for a program ending a sequence of fits
+    (a grid's run of several folds) on SIGTERM. Safe to call from a signal handler.
+    """
+    global _stop_all
+    if all_fits:
+        _stop_all = True
     if not _current:
         return False
     _current[-1].stop_requested = True
     return True
+
+
+def clear_stop() -> None:
+    """Undo ``request_stop(all_fits=True)``."""
+    global _stop_all
+    _stop_all = False
 
 
 def _user(value, units):
@@ -172,7 +190,13 @@ class FitWatch:
     # ------------------------------------------------------------------ context
     def __enter__(self):
         _current.append(self)
-        if threading.current_thread() is threading.main_thread():
+        if _stop_all:
+            self.stop_requested = True
+            self.stopped_in.append("before the fit (request_stop(all_fits=True))")
+        # Ctrl-C is ours only where Python's default handler has it: a program with its own (a
+        # harness stopping a grid) or ignoring it (a pool worker) keeps it, and can call request_stop
+        if threading.current_thread() is threading.main_thread() and (
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler):
             try:
                 self._previous = signal.signal(signal.SIGINT, self._on_sigint)
             except (ValueError, OSError):  # pragma: no cover - e.g. an embedded interpreter
