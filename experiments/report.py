@@ -278,12 +278,13 @@ def pd_numeric(column):
     return _pandas().to_numeric(column, errors="coerce").fillna(0.0)
 
 
-def markdown_report(df, agg, title: str, stats=None) -> str:
+def markdown_report(df, agg, title: str, stats=None, missing: int = 0) -> str:
     n_done = int((df["status"] == "done").sum())
     n_failed = int((df["status"] != "done").sum())
     n_folds = df["fold"].nunique() if "fold" in df and df["fold"].notna().any() else 0
     over = "seeds × folds" if n_folds else "seeds"
-    parts = [f"# {title}", "", f"{len(df)} runs: {n_done} done, {n_failed} failed. "
+    not_run = f" {missing} run(s) of the grid not run yet (`run ... --resume` continues)." if missing else ""
+    parts = [f"# {title}", "", f"{len(df)} runs: {n_done} done, {n_failed} failed.{not_run} "
              f"Scores: accuracy (classification) or R² (regression); mean ± sd over {over}; "
              "optimal = runs proven optimal by the solver; settled by = what proved them; time = final fit, "
              "seconds (the exact engine's one-off compilation excluded, see warm_up_time in runs.csv).", ""]
@@ -353,11 +354,13 @@ def summarize(out_dir: Path) -> tuple[str, list[Path]]:
     df = _grid_order(out_dir, runs_table(records))
     agg = aggregate(df)
     try:
-        title = json.loads((out_dir / "grid.json").read_text())["name"]
-    except (OSError, ValueError, KeyError):
-        title = out_dir.name
+        grid = json.loads((out_dir / "grid.json").read_text())
+        title = grid["name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        grid, title = {}, out_dir.name
+    missing = len(set(grid.get("run_ids") or []) - set(df["run_id"])) if isinstance(grid, dict) else 0
     stats = _stats.stats_table(df)
-    text = markdown_report(df, agg, f"Results: {title}", stats)
+    text = markdown_report(df, agg, f"Results: {title}", stats, missing=missing)
     written = [out_dir / "runs.csv", out_dir / "summary.csv", out_dir / "stats.csv", out_dir / "report.md"]
     df.to_csv(written[0], index=False)
     agg.to_csv(written[1], index=False)
