@@ -34,7 +34,7 @@ from . import exact
 from ._acceleration import ExactStageMixin, engine_targets, restrict_features, model_units
 from ._categorical import encode_categories
 from ._certificate import OBJECTIVE_TOL, verify_certificate, verify_tree_in_model
-from ._memory import check_size
+from ._memory import check_size, solve_profile
 from ._progress import FitWatch
 from ._warmstart import solution_violation, tree_from_init
 from .formulations import InfeasibleStartError
@@ -206,7 +206,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         self._model_warnings(model_warnings)
         n_rows, n_cols, nnz = form.estimate_size()
         budget = None if self.memory_budget is None else int(self.memory_budget)
-        check_size(n_rows, n_cols, nnz, budget, hint=self._size_hint, solve_memory=form.solve_memory)
+        check_size(n_rows, n_cols, nnz, budget, hint=self._size_hint, solve_memory=solve_profile(form))
         t0 = time.perf_counter()
         spec = form.build()
         self._restrict_model(form, spec)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from numbers import Integral
 
-__all__ = ["ModelTooLargeError", "estimate_bytes", "estimate_peak_bytes", "check_size", "available_memory_bytes"]
+__all__ = ["ModelTooLargeError", "estimate_bytes", "estimate_peak_bytes", "check_size", "available_memory_bytes",
+           "SOLVE_PROFILES", "solve_profile"]
 
 # Memory model of ``estimate_bytes``, calibrated with ``python -m experiments.bench_compiler
 # --calibrate`` (peak RSS of a fresh process building an OCT-shaped random spec with ~12
@@ -22,6 +23,32 @@ _BYTES_PER_NONZERO = 52
 _BYTES_PER_ROW = 16
 _BYTES_PER_COL = 40
 _BYTES_BASE = 32 * 2**20
+
+
+#: Solve profiles ``(base bytes, bytes per non-zero)`` per formulation, measured on the models
+#: of ``experiments/bench_memory.py`` (random data, 10 features, ``acceleration="none"``, 10 s
+#: limit, HiGHS 1.16 in a forked child; peak of this process's RSS plus the child's private
+#: pages, sampled every 5 ms, above the RSS before the fit; one run each on a shared 2-core
+#: machine):
+#:
+#:     flow  63 k / 248 k / 568 k / 1.41 M non-zeros:  168 / 255 / 192 / 387 MiB
+#:     oct   120 k / 1.68 M / 6.71 M:                   30 / 227 / 843 MiB
+#:     ort   214 k / 2.23 M:                            156 / 462 MiB
+#:
+#: The lines below put every one of them within 0.79-1.34x of its estimate (the earlier
+#: profiles, fitted to ``ru_maxrss`` increases, which count the child's shared pages and miss
+#: peaks below the import-time maximum, were 2.5-11x the peak). Formulations not listed keep
+#: their own ``solve_memory``.
+SOLVE_PROFILES = {
+    "flow": (150 * 2**20, 173),
+    "oct": (15 * 2**20, 129),
+    "ort": (124 * 2**20, 159),
+}
+
+
+def solve_profile(form):
+    """The solve profile of formulation ``form`` (:data:`SOLVE_PROFILES`, else ``form.solve_memory``)."""
+    return SOLVE_PROFILES.get(getattr(form, "name", None), getattr(form, "solve_memory", None))
 
 
 def estimate_peak_bytes(n_rows: int, n_cols: int, nnz: int, solve_memory=None) -> int:
