@@ -15,12 +15,13 @@ import numpy as np
 __all__ = ["check_text_columns", "nan_seen"]
 
 
-def _converts(values) -> bool:
+def _is_text(values) -> bool:
+    """Whether ``values`` hold strings that are not numbers (other objects are left to scikit-learn's checks)."""
     try:
         np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        return False
-    return True
+        return any(isinstance(v, (str, bytes)) for v in np.ravel(np.asarray(values, dtype=object)))
+    return False
 
 
 def check_text_columns(X) -> None:
@@ -33,7 +34,7 @@ def check_text_columns(X) -> None:
     pd = sys.modules.get("pandas")
     if pd is not None and isinstance(X, pd.DataFrame):
         bad = [name for name, dtype in X.dtypes.items()
-               if (dtype == object or isinstance(dtype, pd.StringDtype)) and not _converts(X[name].to_numpy(object))]
+               if (dtype == object or isinstance(dtype, pd.StringDtype)) and _is_text(X[name].to_numpy(object))]
         if bad:
             listed = ", ".join(repr(b) for b in bad)
             raise ValueError(
@@ -42,7 +43,7 @@ def check_text_columns(X) -> None:
                 f"them to numbers")
         return
     if isinstance(X, np.ndarray) and X.dtype.kind in "OUS" and X.ndim == 2:
-        bad = [j for j in range(X.shape[1]) if not _converts(X[:, j])]
+        bad = [j for j in range(X.shape[1]) if _is_text(X[:, j])]
         if bad:
             raise ValueError(
                 f"column(s) {bad} of X hold text; a tree splits numbers or categories: pass a pandas DataFrame with "
