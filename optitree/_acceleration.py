@@ -389,6 +389,37 @@ class ExactStageMixin:
         """The :class:`~optitree._acceleration.ExactStage` of this fit, or None (no engine)."""
         return None
 
+    def _parse_allowed_features(self, n_features: int) -> None:
+        """``self._allowed``: ``allowed_features`` as one mask per branch node (heap order), or None."""
+        self._allowed = None
+        if self.allowed_features is not None:
+            try:
+                self._allowed = exact.check_allowed(np.asarray(self.allowed_features), int(self.max_depth), n_features)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"allowed_features: {exc}") from None
+
+    def _engine_stage(self, form, *, start_only: bool = False):
+        """The stage of an estimator with ``acceleration``, ``allowed_features`` and ``max_distinct_features``.
+
+        ``solver="dp"``: the engine is the whole solve. ``start_only`` (a model the engine's
+        trees do not cover, e.g. hyperplanes or linear leaves): its tree is a start, its bounds
+        no bounds. Otherwise every enabled stage; its proof certifies the fit when it sees every
+        restriction (no user rows, the feature limit enumerable).
+        """
+        k = self.max_distinct_features
+        honoured = k is None or exact.honours_distinct_features(form.X_train, self._allowed, int(self.max_depth), k)
+        if self.solver == "dp":
+            if not honoured:
+                raise ValueError(f"solver='dp': max_distinct_features={k} needs more feature subsets than the "
+                                 f"engine enumerates ({exact.MAX_SUBSETS}); use a MIP solver")
+            return ExactStage(frozenset({"proof"}), allowed=self._allowed, max_distinct_features=k)
+        stages = self._stages & {"start"} if start_only else self._stages
+        if not stages:
+            return None
+        return ExactStage(stages, allowed=self._allowed, max_distinct_features=k if honoured else None,
+                          sees_all=not start_only and self.constraints is None and honoured,
+                          lower_bounds=not start_only)
+
     def _engine_tree(self, engine, X, y, sample_weight):
         """The engine's tree with node statistics over all training rows (the formulation's classes)."""
         return engine.tree.fill_statistics(X, y, sample_weight, n_classes=int(y.max()) + 1)

@@ -13,9 +13,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from greedy import CARTClassifier
 
-from . import exact
-from ._acceleration import ExactStage, model_units, parse_acceleration, restrict_features
-from .exact import check_allowed
+from ._acceleration import model_units, parse_acceleration
 from ._categorical import encode_categories
 from ._estimator import _OptimalTreeBase
 from .formulations import FORMULATIONS, formulation_names
@@ -276,15 +274,10 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         self._stages = stages
         X, self.categories_ = encode_categories(X)
         X, y = validate_data(self, X, y, dtype=np.float64)
-        self._allowed = None
         for name in ("allowed_features", "max_distinct_features"):
             if getattr(self, name) is not None and self.formulation == "oct-h":
                 raise ValueError(f"{name} applies to formulation 'flow' or 'oct' (and solver='dp')")
-        if self.allowed_features is not None:
-            try:
-                self._allowed = check_allowed(np.asarray(self.allowed_features), int(self.max_depth), X.shape[1])
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"allowed_features: {exc}") from None
+        self._parse_allowed_features(X.shape[1])
         check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
         if classes.size < 2:
@@ -317,32 +310,10 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         feature, with OCT-H's penalty ``alpha`` per feature used): never worse than it, while its
         bound is no bound for hyperplanes (``lower_bounds=False``).
         """
-        k = self.max_distinct_features
-        honoured = k is None or exact.honours_distinct_features(form.X_train, self._allowed, int(self.max_depth), k)
-        if self.solver == "dp":
-            if not honoured:
-                raise ValueError(f"solver='dp': max_distinct_features={k} needs more feature subsets than the "
-                                 f"engine enumerates ({exact.MAX_SUBSETS}); use a MIP solver")
-            return ExactStage(frozenset({"proof"}), allowed=self._allowed, max_distinct_features=k)
-        if self.formulation == "oct-h":
-            stages = self._stages & {"start"}
-            return ExactStage(stages, sees_all=False, lower_bounds=False) if stages else None
-        if not self._stages:
-            return None
-        return ExactStage(self._stages, allowed=self._allowed, max_distinct_features=k if honoured else None,
-                          sees_all=self.constraints is None and honoured)
-
-    def _side_rows(self) -> bool:
-        return super()._side_rows() or self.max_distinct_features is not None
+        return self._engine_stage(form, start_only=self.formulation == "oct-h")
 
     def _progress_units(self, form):
         return ("errors" if self.alpha == 0 else "errors + alpha/split"), model_units(form)
-
-    def _restrict_model(self, form, spec):
-        if self._allowed is not None:
-            restrict_features(form, spec, self._allowed)
-        if self.max_distinct_features is not None:
-            form.limit_distinct_features(int(self.max_distinct_features))
 
     def _fit_cart(self, X, y_enc, sample_weight, seed):
         """Greedy CART classifier (Gini) of ``max_depth`` with the same ``min_samples_leaf``."""

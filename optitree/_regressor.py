@@ -11,11 +11,9 @@ from sklearn.utils.validation import validate_data
 
 from greedy import CARTRegressor
 
-from . import exact
-from ._acceleration import ExactStage, parse_acceleration, restrict_features
+from ._acceleration import parse_acceleration
 from ._categorical import encode_categories
 from ._estimator import _OptimalTreeBase
-from .exact import check_allowed
 from .formulations import FORMULATIONS, formulation_names
 from .formulations._task import RegressionTask
 from .formulations.ort import LEAF_MODELS, LOSSES
@@ -261,12 +259,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
                 raise ValueError(f"the targets span {span:.3g} ({y.min():.4g} .. {y.max():.4g}), below 2**-1000 "
                                  f"(subnormal differences) where the model's target units overflow: multiply y by one "
                                  f"constant (e.g. 1e10) and divide the predictions by it")
-        self._allowed = None
-        if self.allowed_features is not None:
-            try:
-                self._allowed = check_allowed(np.asarray(self.allowed_features), int(self.max_depth), X.shape[1])
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"allowed_features: {exc}") from None
+        self._parse_allowed_features(X.shape[1])
         self._solve(X, y, sample_weight)
         return self
 
@@ -275,38 +268,15 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         return self.loss
 
     def _exact_stage(self, form):
-        """The engine settles constant-leaf fits and starts linear-leaf ones; it is the whole solve for 'dp'."""
-        k = self.max_distinct_features
-        honoured = k is None or exact.honours_distinct_features(form.X_train, self._allowed, int(self.max_depth), k)
-        if self.solver == "dp":
-            if not honoured:
-                raise ValueError(f"solver='dp': max_distinct_features={k} needs more feature subsets than the "
-                                 f"engine enumerates ({exact.MAX_SUBSETS}); use a MIP solver")
-            return ExactStage(frozenset({"proof"}), allowed=self._allowed, max_distinct_features=k)
-        if self.leaf_model == "linear":  # a start only: linear leaves can beat the constant-leaf optimum
-            stages = self._stages & {"start"}
-            return ExactStage(stages, allowed=self._allowed, max_distinct_features=k if honoured else None,
-                              sees_all=False, lower_bounds=False) if stages else None
-        if not self._stages:
-            return None
-        return ExactStage(self._stages, allowed=self._allowed, max_distinct_features=k if honoured else None,
-                          sees_all=self.constraints is None and honoured)
+        """The engine settles constant-leaf fits and starts linear-leaf ones (which can beat its optimum)."""
+        return self._engine_stage(form, start_only=self.leaf_model == "linear")
 
     def _engine_tree(self, engine, X, y, sample_weight):
         """The engine's tree with the loss's leaf values over all training rows."""
         return RegressionTask(self.loss).statistics(engine.tree, X, y, sample_weight)
 
-    def _side_rows(self) -> bool:
-        return super()._side_rows() or self.max_distinct_features is not None
-
     def _progress_units(self, form):
         return f"{self.loss} error" + ("" if self.alpha == 0 else " + alpha/split"), form.error_scale
-
-    def _restrict_model(self, form, spec):
-        if self._allowed is not None:
-            restrict_features(form, spec, self._allowed)
-        if self.max_distinct_features is not None:
-            form.limit_distinct_features(int(self.max_distinct_features))
 
     def _formulation(self, X, y, sample_weight, start_tree=None):
         return FORMULATIONS[self.formulation](
