@@ -197,7 +197,7 @@ def median_cost(aw, ay, bw, by, c, values, wsum, ysum):
     return cost if cost > 0.0 else 0.0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def split_costs(loss, s, prefix, total, pw, fw, fy, tw, ty, values):
     """Leaf costs ``(left, right)`` of side ``s`` split after its current prefix.
 
