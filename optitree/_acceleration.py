@@ -475,7 +475,7 @@ class ExactStageMixin:
         incumbent = start_objective if "screening" in stage.stages else None
         depth, min_leaf = int(self.max_depth), int(self.min_samples_leaf)
         watch = self._watch
-        callback = watch.engine_callback("bounds", model_units(form))
+        callback = watch.engine_callback("bounds", model_units(form), values=False)
         with watch.stage("bounds"):
             bounds = stage.root_bounds(data, form, depth=depth, min_samples_leaf=min_leaf, cutoff=incumbent,
                                        time_limit=share, callback=callback)
@@ -557,7 +557,7 @@ class ExactStageMixin:
             share = None if deadline is None else max(0.1 * (deadline - time.perf_counter()), 1e-3)
             return child_bound_row(form, data, stage.allowed, int(form.threshold_feature[q]),
                                    float(form.threshold_value[q]), max_distinct_features=stage.max_distinct_features,
-                                   time_limit=share, callback=self._watch.engine_callback("bounds", model_units(form)))
+                                   time_limit=share, callback=self._watch.engine_callback("bounds", model_units(form), values=False))
 
         result, x, info = decompose(spec, columns, bounds, solver=self.solver, options=options,
                                     incumbent=None if x0 is None else objective,
@@ -656,8 +656,11 @@ class ExactStageMixin:
         solve_time = 0.0 if stage is None else sum(stage.times.values())
         trace = [{"time": solve_time, "incumbent": objective, "bound": bound,
                   "gap": relative_gap(objective, bound), "nodes": 0, "event": "final"}]
+        from ._provenance import package_versions
+
         result = SolveResult(
             termination="interrupted", has_solution=True, objective=objective, bound=bound,
+            versions=package_versions(("numpy", "highspy", "optitree")),
             gap=relative_gap(objective, bound), proven_optimal=False, nodes=0, build_time=build_time,
             solve_time=solve_time, n_rows=spec.n_rows, n_cols=spec.n_cols, n_nonzeros=spec.nnz,
             n_integer=spec.n_integer, solver=self.solver, options=dict(vars(options)), start_source=source,

@@ -188,10 +188,12 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
 
         def run_engine():
             with watch.stage("engine"):
-                return stage.solve(data, form, max_depth=int(self.max_depth),
-                                   min_samples_leaf=int(self.min_samples_leaf), time_limit=share,
-                                   callback=watch.engine_callback("engine", model_units(form)),
-                                   threads=int(self.threads))
+                result = stage.solve(data, form, max_depth=int(self.max_depth),
+                                     min_samples_leaf=int(self.min_samples_leaf), time_limit=share,
+                                     callback=watch.engine_callback("engine", model_units(form)),
+                                     threads=int(self.threads))
+            watch.known(bound=stage.engine["bound"] if stage.lower_bounds else None)
+            return result
 
         if stage is not None and stage.sees_all:
             engine = run_engine()
@@ -228,12 +230,14 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
             start_tree, start, source = self._repaired_start(
                 form, spec, [(engine_tree, "exact"), given], (start_tree, start, source), options, notes)
         start_objective = None if start_tree is None else form.objective_of_tree(start_tree)
+        watch.known(incumbent=start_objective)
         bound_info = None
         if stage is not None and {"rows", "screening", "decompose"} & stage.stages and (
                 form.root_split_columns() is not None):
             bound_info, root_lower = self._root_bounds(form, spec, stage, data, start_tree, start_objective,
                                                        options, fit_start)
             stage.bounds = bound_info
+            watch.known(bound=bound_info["bound"] if stage.lower_bounds else None)
             if bound_info["proves_incumbent"]:
                 self._set_bounds_result(form, stage, start_tree, start_objective, source, options, spec, notes,
                                         build_time)

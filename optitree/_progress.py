@@ -174,6 +174,7 @@ class FitWatch:
         self.label, self.units = label, units
         self.stop_requested = False
         self.abort = False
+        self.floor = -math.inf  # the best lower bound the stages proved (model units)
         self.guarded = 0  # > 0 inside a compiled kernel or a solver: the handler must not raise there
         self.stopped_in: list[str] = []
         self._previous = None
@@ -300,15 +301,17 @@ class FitWatch:
             self.guarded -= 1
         self.check()
 
-    def engine_callback(self, name: str, units: float):
+    def engine_callback(self, name: str, units: float, values: bool = True):
         """``callback(point) -> bool`` for :func:`optitree.exact.solve` / ``split_bounds``.
 
         ``units``: model objective per engine unit (points arrive in engine units).
+        ``values``: the point's incumbent and bound are the fit's (the engine's solve of the
+        whole problem); False for bounds on sub-problems, whose values the line must not show.
         """
         def callback(point):
             if self.line is not None:
                 scaled = {"stage": name, "nodes": point.get("nodes")}
-                for key in ("incumbent", "bound"):
+                for key in ("incumbent", "bound") if values else ():
                     v = point.get(key)
                     scaled[key] = None if v is None or not math.isfinite(v) else v * units
                 self.line.show(scaled)
@@ -320,11 +323,28 @@ class FitWatch:
 
         return callback
 
+    def known(self, incumbent=None, bound=None) -> None:
+        """The fit's incumbent and lower bound (model units) as the stages find them (the start,
+        the engine's tree and bound, the root bounds), between solver reports."""
+        if self.line is None:
+            return
+        point = {}
+        if incumbent is not None:
+            point["incumbent"] = incumbent
+        if bound is not None and math.isfinite(bound):
+            self.floor = max(self.floor, bound)
+            point["bound"] = self.floor
+        if point:
+            self.line.show(point)
+
     def solver_callback(self, name: str = "MIP"):
         """``on_event(point) -> bool`` for a solver backend (points in model units)."""
         def on_event(point):
             if self.line is not None:
-                self.line.show({**point, "stage": name})
+                bound = point.get("bound")
+                # the fit's bound is the best one known: a stage's own (weaker) bound does not lower it
+                bound = self.floor if bound is None or not math.isfinite(bound) else max(bound, self.floor)
+                self.line.show({**point, "stage": name, "bound": None if math.isinf(bound) else bound})
             # never raise inside a solver's callback (it would be swallowed): the stage raises after it
             if self.abort or self.stop_requested:
                 if name not in self.stopped_in:

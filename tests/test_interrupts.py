@@ -183,3 +183,31 @@ def test_request_stop_ends_a_fit_like_the_first_ctrl_c():
     assert any(issubclass(w.category, FitInterrupted) for w in caught)
     assert clf.predict(X).shape == (300,)
     assert request_stop() is False  # no fit running now
+
+
+@pytest.mark.slow
+def test_request_stop_during_the_root_split_decomposition():
+    # user constraints: the engine runs after the build, then root bounds, then one sub-MIP per root split
+    from pyomo.environ import Constraint
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:600], y[:600]
+
+    def harmless(m):
+        m.my_rows = Constraint(expr=sum(m.p[k] for k in m.p) >= 0)
+
+    optitree.exact.warm_up()
+    clf = OptimalTreeClassifier(max_depth=3, time_limit=30, constraints=harmless)
+    timer = threading.Timer(24.0, request_stop)  # the engine has 15 s, the bounds a share of the rest
+    timer.start()
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y)
+    timer.join()
+    assert time.perf_counter() - t0 < 27
+    assert clf.result_.status == "interrupted" and not clf.result_.proven_optimal
+    assert "interrupted (Ctrl-C) in:" in clf.result_.message
+    assert clf.result_.bound <= clf.result_.objective
+    assert clf.score(X, y) > 0.3
