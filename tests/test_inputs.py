@@ -175,3 +175,20 @@ def test_a_pyomo_constraint_named_like_a_variable_block_is_refused_with_the_fix(
 
     clf = fit_quietly(OptimalTreeClassifier(max_depth=2, formulation="oct", constraints=renamed), X8, Y8)
     assert clf.result_.has_solution
+
+
+# ---------------------------------------------------------------------- noise
+def test_scaled_gap_warning_only_when_a_mip_is_built_and_naming_features():
+    rng = np.random.RandomState(0)
+    X = pd.DataFrame({"width": rng.rand(60), "income": np.r_[rng.rand(59) * 1e-3, 1e7]})  # gaps ~1e-10 once scaled
+    y = (X["width"] > 0.5).astype(int)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = OptimalTreeClassifier(max_depth=2, formulation="oct").fit(X, y)
+    assert clf.model_ is None  # the engine settled it: no MIP, no warning about one
+    assert not [w for w in caught if "scaled gaps" in str(w.message)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        OptimalTreeClassifier(max_depth=2, formulation="oct", acceleration="none", time_limit=20).fit(X, y)
+    gaps = [str(w.message) for w in caught if "scaled gaps" in str(w.message)]
+    assert len(gaps) == 1 and "'income'" in gaps[0] and "[" not in gaps[0].split("scaled")[0]
