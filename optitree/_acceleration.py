@@ -662,11 +662,13 @@ class ExactStageMixin:
             termination="interrupted", has_solution=True, objective=objective, bound=bound,
             versions=package_versions(("numpy", "highspy", "optitree")),
             gap=relative_gap(objective, bound), proven_optimal=False, nodes=0, build_time=build_time,
-            solve_time=solve_time, n_rows=spec.n_rows, n_cols=spec.n_cols, n_nonzeros=spec.nnz,
-            n_integer=spec.n_integer, solver=self.solver, options=dict(vars(options)), start_source=source,
+            solve_time=solve_time, n_rows=0 if spec is None else spec.n_rows,
+            n_cols=0 if spec is None else spec.n_cols, n_nonzeros=0 if spec is None else spec.nnz,
+            n_integer=0 if spec is None else spec.n_integer, solver=self.solver, options=dict(vars(options)), start_source=source,
             start_objective=objective, start_accepted=None, trace=trace,
             acceleration=None if stage is None else stage.to_dict())
-        notes.append("no MIP was solved: the fit was stopped before it")
+        notes.append("no MIP was solved: the fit was stopped before it" if spec is not None else
+                     "the fit was stopped before any search (while the exact engine compiled): the start is returned")
         return result
 
     def _set_bounds_result(self, form, stage, tree, objective, source, options, spec, notes, build_time):

@@ -35,7 +35,7 @@ from ._acceleration import ExactStageMixin, engine_targets, restrict_features, m
 from ._categorical import encode_categories
 from ._certificate import OBJECTIVE_TOL, verify_certificate, verify_tree_in_model
 from ._memory import check_size, solve_profile
-from ._progress import FitWatch
+from ._progress import FitStopped, FitWatch
 from ._warmstart import solution_violation, tree_from_init
 from .formulations import InfeasibleStartError
 from .solvers import SolveOptions, check_solver_available, make_backend
@@ -170,7 +170,12 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         watch.set_units(*self._units, lower=form.objective_lower_bound)
         stage = self._exact_stage(form)
         if stage is not None:  # the engine's one-off kernel compilation is build time, off the clock
-            self._compile_time = exact.warm_up()
+            try:
+                with watch.stoppable():  # up to tens of seconds in a fresh process: Ctrl-C ends it
+                    self._compile_time = exact.warm_up()
+            except FitStopped:
+                self._stop_with_start(form, stage, given, options)
+                return
             fit_start += self._compile_time
         n_positive = int(np.count_nonzero(sample_weight))
         if self.min_samples_leaf > n_positive:
@@ -327,6 +332,19 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         for w in caught:
             text = re.sub(r"features \[([\d, ]*)\]", named, str(w.message))
             warnings.warn(text, w.category, stacklevel=4)
+
+    def _stop_with_start(self, form, stage, given, options):
+        """``tree_``/``result_`` of a fit stopped before any search: the start as given (raises
+        KeyboardInterrupt without one)."""
+        tree, source = given
+        if tree is None:
+            raise KeyboardInterrupt("the fit was interrupted before any tree was found (no start: init=None)")
+        objective = form.objective_of_tree(tree)
+        notes = []
+        result = self._stopped_result(form, stage, None, tree, objective, source, options, 0.0, notes)
+        self.model_ = None
+        self.tree_ = self.init_tree_ = tree
+        self._set_result(result, notes)
 
     def _check_mip_features(self, form, X):
         """Refuse, before the build, features the MIP's min-max scaling cannot represent (OCT, OCT-H, ORT).

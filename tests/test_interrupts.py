@@ -27,7 +27,7 @@ from optitree._progress import FitInterrupted, request_stop
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCRIPT = textwrap.dedent("""
-    import json, sys, time, warnings
+    import json, os, sys, time, warnings
     import numpy as np
     from sklearn.datasets import load_digits
     import optitree.exact
@@ -47,6 +47,11 @@ SCRIPT = textwrap.dedent("""
         highs_backend.ISOLATE_SHARE = highs_backend.FORK_SECONDS = 0.0
     elif isolate == "never":  # every HiGHS run in this process
         highs_backend.ISOLATE_SHARE = float("inf")
+    if os.environ.get("SLOW_COMPILE"):  # a fresh process with no numba cache compiles for tens of seconds
+        def slow_warm_up():
+            time.sleep(60)
+            return 60.0
+        optitree.exact.warm_up = slow_warm_up
     print("READY", flush=True)
     t0 = time.perf_counter()
     try:
@@ -67,13 +72,14 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _run(path, time_limit, *, signals=(), verbose=0, isolate="auto"):
+def _run(path, time_limit, *, signals=(), verbose=0, isolate="auto", env=None):
     """Start the script, send SIGINT at each of ``signals`` (seconds after READY); its report and stderr.
 
     The report gains ``after_signal``: seconds from the first SIGINT to the report's arrival.
     """
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT, path, str(time_limit), str(verbose), isolate],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, **(env or {})})
     stderr = []
     reader = threading.Thread(target=lambda: stderr.extend(
         (time.perf_counter(), line) for line in proc.stderr), daemon=True)
@@ -211,3 +217,10 @@ def test_request_stop_during_the_root_split_decomposition():
     assert "interrupted (Ctrl-C) in:" in clf.result_.message
     assert clf.result_.bound <= clf.result_.objective
     assert clf.score(X, y) > 0.3
+
+
+def test_first_ctrl_c_during_the_engine_compilation_returns_the_start():
+    report, _ = _run("engine", 120, signals=[3.0], env={"SLOW_COMPILE": "1"})
+    assert report["raised"] is None and report["status"] == "interrupted", report
+    assert report["after_signal"] < 2.0
+    assert "before any search" in report["message"] and report["accuracy"] > 0.3
