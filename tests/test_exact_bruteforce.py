@@ -59,9 +59,10 @@ def tree_enumeration(X, y, w, max_depth, min_samples_leaf, allowed_features):
     return leaf, splits
 
 
-def brute_force(X, y, w, max_depth, alpha, min_samples_leaf, allowed_features):
-    """Least cost over every tree of depth <= max_depth."""
-    leaf, splits = tree_enumeration(X, y, w, max_depth, min_samples_leaf, allowed_features)
+def brute_force(X, y, w, max_depth, alpha, min_samples_leaf, allowed_features, leaf=None):
+    """Least cost over every tree of depth <= max_depth (``leaf(rows)``: a leaf's cost; default misclassified weight)."""
+    misclassified, splits = tree_enumeration(X, y, w, max_depth, min_samples_leaf, allowed_features)
+    leaf = misclassified if leaf is None else leaf
 
     @functools.lru_cache(maxsize=None)
     def best(rows, depth, node):

@@ -1,12 +1,11 @@
 """optitree.exact with squared and absolute error against an independent brute force over all trees."""
 
-import functools
-
 import numpy as np
 import pytest
 
 from optitree.exact import prepare, solve, split_bounds
-from test_exact_bruteforce import check_tree, node_masks, random_instance, subtree_masks, tree_enumeration
+from test_exact_bruteforce import brute_force as tree_brute_force
+from test_exact_bruteforce import check_tree, node_masks, random_instance, subtree_masks
 
 LOSSES = ("squared", "absolute")
 
@@ -40,19 +39,13 @@ def regression_instance(seed, max_rows=12, depth=None):
 def brute_force(X, y, w, max_depth, alpha, min_samples_leaf, allowed_features, loss):
     """Least loss + alpha per split over every tree of depth <= max_depth over all midpoints."""
     w = np.ones(len(y)) if w is None else w
-    _, splits = tree_enumeration(X, np.zeros(len(y), int), w, max_depth, min_samples_leaf, allowed_features)
 
-    @functools.lru_cache(maxsize=None)
-    def best(rows, depth, node):
+    def leaf(rows):
         idx = sorted(rows)
-        cost = leaf_loss(y[idx], w[idx], loss)
-        if depth == 0:
-            return cost
-        for _, left, right in splits(rows, node):
-            cost = min(cost, alpha + best(left, depth - 1, 2 * node) + best(right, depth - 1, 2 * node + 1))
-        return cost
+        return leaf_loss(y[idx], w[idx], loss)
 
-    return best(frozenset(range(len(y))), max_depth, 1)
+    return tree_brute_force(X, np.zeros(len(y), int), w, max_depth, alpha, min_samples_leaf, allowed_features,
+                            leaf=leaf)
 
 
 def tree_loss(tree, X, y, w, alpha, loss):
