@@ -235,7 +235,7 @@ def add_row(acc, s, i, y, w, stats, loss):
         acc[s, 2] += stats[i, 2]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def depth1_pair(srt, rank, y, w, stats, loss, width, order, split_feature, split_rank, allowed, alpha, min_leaf,
                 upper):
     """Optimal trees of depth <= 1 for both sides of a split, in one pass per feature.
@@ -542,7 +542,7 @@ def fill_bounds(lo, hi, a, b, dist_left, ev_left, ev_right, monotone, out_left, 
     return lowest
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def depth2(srt, rank, y, w, stats, loss, width, allowed_root, allowed_child, alpha, min_leaf, upper_bound):
     """Optimal tree of depth <= 2 for a view, searching for cost < ``upper_bound``.
 
@@ -601,3 +601,31 @@ def depth2(srt, rank, y, w, stats, loss, width, allowed_root, allowed_child, alp
                 queue[tail, 0], queue[tail, 1], queue[tail, 2], queue[tail, 3] = mid + 1, hi, mid, b
                 tail += 1
     return best, min(best, upper_bound), nodes
+
+
+# ---------------------------------------------------------------- the classification kernels, compiled apart
+@njit(cache=True, nogil=True)
+def depth2_misclassification(srt, rank, y, w, stats, loss, width, allowed_root, allowed_child, alpha, min_leaf,
+                             upper_bound):
+    """:func:`depth2` for misclassification, compiled with the loss a constant (``loss`` is ignored).
+
+    The other losses' code is then absent from the hot loops, which keeps the classification
+    kernels as fast as they were before the engine learned regression.
+    """
+    return depth2(srt, rank, y, w, stats, MISCLASSIFICATION, width, allowed_root, allowed_child, alpha, min_leaf,
+                  upper_bound)
+
+
+@njit(cache=True, nogil=True)
+def depth1_pair_misclassification(srt, rank, y, w, stats, loss, width, order, split_feature, split_rank, allowed,
+                                  alpha, min_leaf, upper):
+    """:func:`depth1_pair` for misclassification, compiled with the loss a constant (``loss`` is ignored)."""
+    return depth1_pair(srt, rank, y, w, stats, MISCLASSIFICATION, width, order, split_feature, split_rank, allowed,
+                       alpha, min_leaf, upper)
+
+
+def kernels_for(loss: int):
+    """``(depth2, depth1_pair)`` for a loss code: the misclassification builds, or the generic ones."""
+    if loss == MISCLASSIFICATION:
+        return depth2_misclassification, depth1_pair_misclassification
+    return depth2, depth1_pair

@@ -95,6 +95,7 @@ class Search:
     def __init__(self, data: ExactData, allowed, alpha: float, min_leaf: int, deadline: float, node_limit,
                  poll=None):
         self.data = data
+        self.depth2, self.depth1_pair = K.kernels_for(data.loss_code)
         self.allowed = allowed
         self.per_node = not (allowed == allowed[0]).all()
         self.alpha = float(alpha)
@@ -171,14 +172,14 @@ class Search:
         if depth == 1:
             self.spend()
             order = K.target_order(view[0], d.stats, d.loss_code, d.n_samples)
-            cost, lower, feat, thr = K.depth1_pair(view, d.rank, *d.kernel_args(), order, -1, 0,
+            cost, lower, feat, thr = self.depth1_pair(view, d.rank, *d.kernel_args(), order, -1, 0,
                                                    self.allowed[[node - 1, node - 1]], self.alpha, self.min_leaf,
                                                    upper_bound)
             nodes = None if feat[0] < 0 else (int(feat[0]), int(thr[0]), None, None)
             result = Subtree(float(cost[0]), float(lower[0]), nodes)
         elif depth == 2:
             self.spend()
-            cost, bound, n = K.depth2(view, d.rank, *d.kernel_args(), self.allowed[node - 1],
+            cost, bound, n = self.depth2(view, d.rank, *d.kernel_args(), self.allowed[node - 1],
                                       self.allowed[2 * node - 1:2 * node + 1], self.alpha, self.min_leaf, upper_bound)
             result = Subtree(float(cost), float(bound), _depth2_nodes(n))
         else:
@@ -398,7 +399,7 @@ class FeatureScan:
             s.spend()
             r = int(self.rank_threshold[mid])
             if self.depth == 2:  # both depth-1 children in one sweep, no partition
-                cost, lower, feat, thr = K.depth1_pair(self.view, d.rank, *d.kernel_args(), self.order, self.feature, r,
+                cost, lower, feat, thr = s.depth1_pair(self.view, d.rank, *d.kernel_args(), self.order, self.feature, r,
                                                        s.allowed[2 * self.node - 1:2 * self.node + 1], s.alpha,
                                                        s.min_leaf, limit)
                 sides = [Subtree(float(cost[k]), float(lower[k]),

@@ -16,8 +16,9 @@ _warm = False
 def warm_up() -> float:
     """Compile (or load from numba's cache) the engine's kernels; returns the seconds spent.
 
-    The first call of a process costs about 0.3 s with numba's on-disk cache and ~10 s
-    without it (first use after installing); later calls return 0 at once. The estimators
+    The first call of a process costs about 0.25 s with numba's on-disk cache and about 25 s of
+    CPU without it (first use after installing: the three losses, and the misclassification
+    kernels compiled apart); later calls return 0 at once. The estimators
     call it before starting their clock, so the compilation counts as build time, not
     against ``time_limit``.
     """
