@@ -484,9 +484,10 @@ def point_bounds(j, a, b, dist_left, ev_left, ev_right, monotone):
     """Lower bounds on the two children's optima at candidate ``j`` from solved neighbours.
 
     ``a < j < b`` are candidates with known child lower bounds (``-1`` / ``T``: none);
-    ``dist_left`` is increasing. Moving weight ``k`` into (out of) a set changes its
-    optimum by at most ``k`` (similarity bound); without a minimum leaf size the optimum of
-    a superset is never below the subset's (monotone), which gives the second terms.
+    ``dist_left`` (cumulative :func:`row_dist` of the rows sent left) is increasing. Moving
+    rows of total distance ``k`` into (out of) a set changes its optimum by at most ``k``
+    (similarity bound); where ``monotone``, the optimum of a superset is never below the
+    subset's, which gives the second terms.
     """
     T = dist_left.shape[0]
     lo_left = 0.0

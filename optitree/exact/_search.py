@@ -78,7 +78,7 @@ class Search:
         Features allowed for splits at each node of the complete tree in heap order (row
         ``h - 1`` for node ``h``; node 1 is the one the search starts at).
     alpha : float
-        Cost of one split, in the engine's units (weighted misclassifications / ``data.scale``).
+        Cost of one split, in the engine's units (the loss / ``data.scale``).
     min_leaf : int
         Minimum number of (positive-weight) rows in every leaf.
     deadline : float
@@ -345,11 +345,12 @@ def _depth2_nodes(n):
 class FeatureScan:
     """Bisection over the thresholds of one feature at one node (ConTree's interval search).
 
-    Candidate ``j`` puts ``n_left[j]`` rows of weight ``dist_left[j]`` on the left. Solved
+    Candidate ``j`` puts ``n_left[j]`` rows of total distance ``dist_left[j]`` (:func:`_kernels.row_dist`)
+    on the left. Solved
     candidates give lower bounds on their neighbours through :func:`_kernels.point_bounds`;
     an interval's ends are dropped while their bound reaches the target, then its middle is
     solved: the larger child first with the target as upper bound, then the smaller one with
-    what remains plus the weight distance to the interval's ends (so its bound can also prune
+    what remains plus the distance to the interval's ends (so its bound can also prune
     the neighbours). ``bound_left/bound_right`` hold valid children bounds for every
     candidate dropped or solved.
 
