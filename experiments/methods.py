@@ -288,7 +288,8 @@ _REGRESSION_PARAMS = {
     **MIP_PARAMS,
     **FEATURE_SCALING,
     "alpha": Param(float, 0.0, minimum=0.0, doc="complexity penalty per split (fraction of the baseline loss)"),
-    "loss": Param(str, "absolute", choices=("absolute", "squared"), doc="'squared' is a tangent outer approximation"),
+    "loss": Param(str, "squared", choices=("absolute", "squared"),
+                  doc="the exact engine settles both; a MIP takes 'squared' as a tangent outer approximation"),
 }
 _LINEAR_LEAF_PARAMS = {
     **_REGRESSION_PARAMS,
