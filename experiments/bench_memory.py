@@ -1,10 +1,10 @@
 """The memory guard's estimate against the measured peak RSS of real fits (build and solve).
 
 Each fit runs in a fresh process (the MIP alone: ``acceleration="none"``, a short time
-limit, since presolve and the root LP set the peak); the peak is ``ru_maxrss`` minus the
-RSS after imports and data loading. A large solve runs in a forked child (the hard time
-limit, :mod:`optitree.solvers._forked`), whose resident set includes the pages it shares with
-the fit's process: the peak is the larger of the two. Prints one row per formulation and size with the
+limit, since presolve and the root LP set the peak); the peak is the largest sum, sampled every
+5 ms, of the process's RSS and the private pages of a forked HiGHS child (the hard time limit,
+:mod:`optitree.solvers._forked`; its shared pages are the parent's), above the RSS before the
+fit (after imports, data and a small fit that loads what is imported lazily). Linux only (/proc). Prints one row per formulation and size with the
 estimate of :func:`optitree._memory.estimate_peak_bytes` (build and solve) and the ratio measured / estimate.
 
 Usage::
@@ -28,29 +28,57 @@ CASES = [  # (formulation, n, features, depth)
 ]
 
 _CHILD = r"""
-import json, resource, sys, threading
+import json, os, sys, threading, time
 import numpy as np
 from optitree import OptimalTreeClassifier, OptimalTreeRegressor
-from optitree._memory import estimate_peak_bytes
+from optitree._memory import estimate_peak_bytes, solve_profile
+
+def kib(path, keys):
+    try:
+        with open(path) as f:
+            return sum(int(line.split()[1]) * 1024 for line in f if line.startswith(keys))
+    except OSError:
+        return 0
+
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
 formulation, n, p, depth, limit = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
 rng = np.random.RandomState(0)
 X = np.round(rng.rand(n, p), 2)
 y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.3)).astype(int)
 if formulation == "ort":
-    est = OptimalTreeRegressor(max_depth=depth, time_limit=limit)
+    est = OptimalTreeRegressor(max_depth=depth, time_limit=limit, acceleration="none")
     y = X[:, 0] + rng.rand(n)
 else:
     est = OptimalTreeClassifier(max_depth=depth, formulation=formulation, time_limit=limit, acceleration="none",
                                 max_thresholds=16 if formulation == "flow" else None)
-form = est._formulation(X, y if formulation == "ort" else y, np.ones(n))
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+OptimalTreeClassifier(max_depth=1, formulation="flow" if formulation == "flow" else "oct", acceleration="none",
+                      time_limit=5).fit(X[:30], (X[:30, 0] > 0.5).astype(int))  # lazy imports done before
+form = est._formulation(X, y, np.ones(n))
+size, estimate = form.estimate_size(), estimate_peak_bytes(*form.estimate_size(), solve_profile(form))
+del form
+me = os.getpid()
+base = kib(f"/proc/{me}/status", ("VmRSS:",))
+peak, stop = [0], threading.Event()
+
+def sample():  # this process's RSS plus a forked solve's private pages (its shared ones are counted here)
+    while not stop.is_set():
+        total = kib(f"/proc/{me}/status", ("VmRSS:",)) + sum(
+            kib(f"/proc/{c}/smaps_rollup", ("Private_Clean:", "Private_Dirty:")) for c in children(me))
+        peak[0] = max(peak[0], total)
+        time.sleep(0.005)
+
+thread = threading.Thread(target=sample, daemon=True)
+thread.start()
 est.fit(X, y)
-for thread in threading.enumerate():  # a forked solve's child is reaped in a thread: wait for it
-    if thread.name.startswith("reap-"):
-        thread.join()
-peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) * 1024
-print(json.dumps({"size": form.estimate_size(), "estimate": estimate_peak_bytes(*form.estimate_size(), form.solve_memory),
-                  "measured": peak - before}))
+stop.set()
+thread.join()
+print(json.dumps({"size": size, "estimate": estimate, "measured": peak[0] - base}))
 """
 
 

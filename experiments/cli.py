@@ -151,6 +151,11 @@ def _summarize(out_dir: Path, section: str | None = None) -> int:
         text, written = report.summarize(out_dir)
     except ImportError as exc:  # pandas is an optional extra
         raise _runner.HarnessError(str(exc)) from None
+    except OSError as exc:  # full disk, read-only directory: the records themselves are intact
+        raise _runner.ResultsWriteError(
+            f"cannot write the summary into {out_dir}: {exc.strerror or exc}"
+            f"{f' ({exc.filename})' if exc.filename else ''}. The run records are intact; free disk space or fix "
+            f"the directory's permissions, then run `python -m experiments summarize {out_dir}`.") from None
     part = report.section(text, section) if section else None
     if part:
         head = text.split("\n## ", 1)[0]

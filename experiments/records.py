@@ -46,6 +46,7 @@ def atomic_write_json(path: Path, obj: Any) -> None:
     text = json.dumps(json_safe(obj), indent=1, sort_keys=True, allow_nan=False)
     fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=".json", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600: the mode of a file opened for writing, as the others
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
@@ -55,6 +56,12 @@ def atomic_write_json(path: Path, obj: Any) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def read_json(path: Path) -> Any:

@@ -194,6 +194,8 @@ def run_grid(
     with _stop_on_signals() as interrupted, _progress.progress(len(todo), progress) as tick, results as finished:
         try:
             for record in finished:
+                if interrupted:  # a run a signal stopped (its fit returned early): never recorded as done
+                    raise GridInterrupted(interrupted[0], done + failed)
                 record.execution = {**(record.execution or {}), "backend": backend, "n_jobs": n_jobs,
                                     "scheduler": scheduler}
                 _write(out_dir, record, done + failed)
@@ -204,6 +206,10 @@ def run_grid(
                 tick(record)
         except GridInterrupted as exc:
             raise GridInterrupted(exc.signum, done + failed) from None
+        except KeyboardInterrupt:  # a fit stopped before it had any tree (no start) says so this way
+            if interrupted:
+                raise GridInterrupted(interrupted[0], done + failed) from None
+            raise
         except (HarnessError, ResultsWriteError):
             raise
         except Exception as exc:  # a run's own errors are records; this is the backend itself failing
@@ -229,11 +235,23 @@ def _write(out_dir: Path, record: _records.RunRecord, n_written: int) -> None:
 
 @contextlib.contextmanager
 def _stop_on_signals():
-    """Turn SIGINT/SIGTERM into :class:`GridInterrupted` in the main thread (handlers restored on exit)."""
+    """Turn SIGINT/SIGTERM into :class:`GridInterrupted` in the main thread (handlers restored on exit).
+
+    A fit running in this process (a serial grid) is asked to stop first, with every later fit
+    of its run (:func:`optitree._progress.request_stop`): raising inside a solver's callback or a
+    compiled kernel would be lost (HiGHS returned the start as an ``"error"`` and the run was
+    recorded as done). The grid then stops before writing that run's record (``run_grid``).
+    A second signal raises at once.
+    """
+    from optitree._progress import clear_stop, request_stop
+
     caught: list[int] = []
 
     def handler(signum, frame):
+        first = not caught
         caught.append(signum)
+        if first and request_stop(all_fits=True):
+            return  # the fit returns early; run_grid raises before recording its run
         raise GridInterrupted(signum)
 
     if threading.current_thread() is threading.main_thread():
@@ -245,6 +263,7 @@ def _stop_on_signals():
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+        clear_stop()
 
 
 def _execute_all(todo: list, n_jobs: int, backend: str, scheduler: str | None) -> Iterator[_records.RunRecord]:
