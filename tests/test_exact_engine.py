@@ -198,3 +198,15 @@ def test_callback_sees_progress_and_stops_the_search_with_a_valid_bound():
     assert points[1]["incumbent"] >= full.objective
     assert stopped.bound <= full.objective + 1e-9 <= stopped.objective + 1e-9
     assert (stopped.tree.predict(X).argmax(1) != y).sum() == stopped.objective
+
+
+def test_weights_spanning_more_than_2_pow_1000_are_refused():
+    """Weights in units of the smallest one would overflow (a false proof before): a clear error instead."""
+    X = np.arange(8.0)[:, None]
+    y = np.array([0, 1, 0, 1, 0, 1, 0, 1])
+    w = np.ones(8)
+    w[0] = 1e-308
+    with pytest.raises(ValueError, match="2\\*\\*1000"):
+        solve(X, y, w, max_depth=2)
+    w[0] = 1e-290  # within range: solved, and the tiny row changes the optimum by at most its weight
+    assert solve(X, y, w, max_depth=2).objective == pytest.approx(solve(X[1:], y[1:], max_depth=2).objective)
