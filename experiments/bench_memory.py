@@ -82,15 +82,22 @@ print(json.dumps({"size": size, "estimate": estimate, "measured": peak[0] - base
 """
 
 
+def measure(formulation: str, n: int, p: int, depth: int, time_limit: float = 10.0) -> dict:
+    """One fit in a fresh process: ``{"size": (rows, cols, nnz), "estimate": bytes, "measured": bytes}``."""
+    out = subprocess.run([sys.executable, "-c", _CHILD, formulation, str(n), str(p), str(depth), str(time_limit)],
+                         capture_output=True, text=True, timeout=300 + 10 * time_limit)
+    if out.returncode != 0:
+        raise RuntimeError(f"the measured fit failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--time-limit", type=float, default=10.0)
     args = parser.parse_args(argv)
     rows = []
     for formulation, n, p, depth in CASES:
-        out = subprocess.run([sys.executable, "-c", _CHILD, formulation, str(n), str(p), str(depth),
-                              str(args.time_limit)], capture_output=True, text=True, check=True)
-        r = json.loads(out.stdout.strip().splitlines()[-1])
+        r = measure(formulation, n, p, depth, args.time_limit)
         rows.append([formulation, n, depth, f"{r['size'][2] / 1e6:.2f} M", f"{r['estimate'] / 2**20:.0f} MiB",
                      f"{r['measured'] / 2**20:.0f} MiB", f"{r['measured'] / r['estimate']:.2f}"])
         print(rows[-1], flush=True)
