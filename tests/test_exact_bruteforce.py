@@ -167,21 +167,16 @@ def test_weight_magnitude_does_not_matter(factor):
         assert np.all(scaled["alpha"] + sb.children_bound[~sb.exact] >= expected * (1 - 1e-9))
 
 
-def children_optima(X, y, w, opts, feature, threshold):
+def children_optima(X, y, w, opts, feature, threshold, optimum=None):
+    """Optima of both children of the split ``x[feature] <= threshold`` under ``opts`` (by ``optimum``,
+    default :func:`brute_force`; depth 0: a leaf)."""
+    optimum = brute_force if optimum is None else optimum
     left = X[:, feature] <= threshold
     masks = node_masks(opts["allowed_features"], opts["max_depth"], X.shape[1])
-    ww = np.ones(len(y)) if w is None else w
-    out = []
-    for child, side in ((2, left), (3, ~left)):
-        sub = dict(opts, max_depth=opts["max_depth"] - 1)
-        if sub["max_depth"] > 0:
-            sub["allowed_features"] = subtree_masks(masks, child)
-        if sub["max_depth"] == 0:
-            counts = np.bincount(y[side], weights=ww[side], minlength=y.max() + 1)
-            out.append(counts.sum() - counts.max())
-        else:
-            out.append(brute_force(X[side], y[side], None if w is None else w[side], **sub))
-    return out
+    depth = opts["max_depth"] - 1
+    return [optimum(X[side], y[side], None if w is None else w[side],
+                    **dict(opts, max_depth=depth, allowed_features=subtree_masks(masks, child) if depth else None))
+            for child, side in ((2, left), (3, ~left))]
 
 
 @pytest.mark.parametrize("lazy", [False, True])

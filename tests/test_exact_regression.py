@@ -5,7 +5,7 @@ import pytest
 
 from optitree.exact import prepare, solve, split_bounds
 from test_exact_bruteforce import brute_force as tree_brute_force
-from test_exact_bruteforce import check_tree, node_masks, random_instance, subtree_masks
+from test_exact_bruteforce import check_tree, children_optima, random_instance
 
 LOSSES = ("squared", "absolute")
 
@@ -96,21 +96,6 @@ def test_target_magnitude_does_not_matter(loss, factor):
         assert res.objective == pytest.approx(expected * factor**power, rel=1e-7, abs=tolerance(y) * factor**power)
 
 
-def children_optima(X, y, w, opts, feature, threshold):
-    left = X[:, feature] <= threshold
-    masks = node_masks(opts["allowed_features"], opts["max_depth"], X.shape[1])
-    ww = np.ones(len(y)) if w is None else w
-    out = []
-    for child, side in ((2, left), (3, ~left)):
-        sub = dict(opts, max_depth=opts["max_depth"] - 1)
-        if sub["max_depth"] == 0:
-            out.append(leaf_loss(y[side], ww[side], opts["loss"]))
-        else:
-            sub["allowed_features"] = subtree_masks(masks, child)
-            out.append(brute_force(X[side], y[side], None if w is None else w[side], **sub))
-    return out
-
-
 @pytest.mark.parametrize("lazy", [False, True])
 def test_split_bounds_never_exceed_children_optima(lazy):
     for seed in range(600, 640):
@@ -121,7 +106,7 @@ def test_split_bounds_never_exceed_children_optima(lazy):
                           cutoff=cutoff)
         tol = tolerance(y)
         for c in range(sb.feature.shape[0]):
-            lo, hi = children_optima(X, y, w, opts, sb.feature[c], sb.threshold[c])
+            lo, hi = children_optima(X, y, w, opts, sb.feature[c], sb.threshold[c], optimum=brute_force)
             assert sb.left_bound[c] <= lo + tol and sb.right_bound[c] <= hi + tol, seed
             if sb.exact[c]:
                 assert sb.left_bound[c] == pytest.approx(lo, abs=tol) and sb.right_bound[c] == pytest.approx(hi, abs=tol)
