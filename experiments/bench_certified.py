@@ -277,19 +277,6 @@ def _loss_fraction(loss, y, prediction):
     return sae(y, prediction) / max(sae(y, np.full_like(y, np.median(y))), 1e-300)
 
 
-def warm_up_regression():
-    """Compile the regressor's kernels on tiny data so no fit in the table pays for it."""
-    from optitree import OptimalTreeRegressor
-
-    rng = np.random.RandomState(0)
-    X, y = rng.rand(40, 3), rng.rand(40)
-    for loss in ("squared", "absolute"):
-        try:
-            OptimalTreeRegressor(max_depth=2, loss=loss, time_limit=5).fit(X, y)
-        except Exception:  # noqa: BLE001 - a warm-up only
-            pass
-
-
 #: Regression constraints: the peer (STreeD) takes each exactly (a minimum leaf size; the forbidden
 #: feature's columns left out), so its optimum is the constrained optimum.
 REGRESSION_CONSTRAINTS = ("none", "min_leaf", "forbid", "forbid_pyomo")
@@ -404,26 +391,43 @@ def run_regression(name, depth, time_limit, loss="squared", reference_limit=REFE
     return row
 
 
+def run_grid(depths, names, run_one) -> list:
+    """``run_one(name, depth)`` over the grid (None: no row), each row printed as it comes, then the table.
+
+    Keys starting with ``_`` are kept for the summary lines and not shown.
+    """
+    rows = []
+    for depth in depths:
+        for name in names:
+            row = run_one(name, depth)
+            if row is not None:
+                rows.append(row)
+                print(_shown(row), flush=True)
+    if rows:
+        print(markdown_table(list(_shown(rows[0])), [list(_shown(r).values()) for r in rows]))
+    return rows
+
+
+def _shown(row: dict) -> dict:
+    return {k: v for k, v in row.items() if not k.startswith("_")}
+
+
 def main_regression(args):
     names = args.sets or list(QUICK_REGRESSION if args.quick else REGRESSION_SETS)
     unknown = sorted(set(names) - set(REGRESSION_SETS))
     if unknown:
         raise SystemExit(f"unknown regression sets {unknown}; choose from {', '.join(REGRESSION_SETS)}")
-    warm_up_regression()
+    warm_up()
     acceleration = None if args.acceleration == "all" else args.acceleration
-    rows = []
-    for depth in args.depths:
-        for name in names:
-            row = run_regression(name, depth, args.time_limit, args.loss, args.reference_limit, acceleration,
-                                 args.constraint)
-            if row is None:
-                print(f"{name} depth {depth}: {args.constraint} skipped (CART makes no split)", flush=True)
-                continue
-            rows.append(row)
-            print({k: v for k, v in row.items() if not k.startswith("_")}, flush=True)
-    shown = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
-    if shown:
-        print(markdown_table(list(shown[0]), [list(r.values()) for r in shown]))
+
+    def run_one(name, depth):
+        row = run_regression(name, depth, args.time_limit, args.loss, args.reference_limit, acceleration,
+                             args.constraint)
+        if row is None:
+            print(f"{name} depth {depth}: {args.constraint} skipped (CART makes no split)", flush=True)
+        return row
+
+    rows = run_grid(args.depths, names, run_one)
     for depth in args.depths:
         sel = [r for r in rows if r["depth"] == depth]
         if not sel:
@@ -469,16 +473,8 @@ def main(argv=None):
         return main_regression(args)
     names = args.sets or (list(QUICK) if args.quick else [*SETS, *GENERATED])
     warm_up()
-    rows = []
-    for depth in args.depths:
-        for name in names:
-            row = run(name, depth, args.time_limit, args.constraint, args.acceleration, args.reference_limit)
-            if row is not None:
-                rows.append(row)
-                print({k: v for k, v in row.items() if not k.startswith("_")}, flush=True)
-    shown = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
-    if shown:
-        print(markdown_table(list(shown[0]), [list(r.values()) for r in shown]))
+    rows = run_grid(args.depths, names, lambda name, depth: run(name, depth, args.time_limit, args.constraint,
+                                                                 args.acceleration, args.reference_limit))
     for depth in args.depths:
         sel = [r for r in rows if r["depth"] == depth]
         if sel:
