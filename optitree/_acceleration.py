@@ -420,10 +420,6 @@ class ExactStageMixin:
                           sees_all=not start_only and self.constraints is None and honoured,
                           lower_bounds=not start_only)
 
-    def _engine_tree(self, engine, X, y, sample_weight):
-        """The engine's tree with node statistics over all training rows (the formulation's classes)."""
-        return engine.tree.fill_statistics(X, y, sample_weight, n_classes=int(y.max()) + 1)
-
     def _better_start(self, form, spec, current, engine_tree, notes):
         """``current`` (tree, solver start, source) or the engine's tree, whichever feasible one is better."""
         tree, note = form.prepare_start(engine_tree)
@@ -490,7 +486,8 @@ class ExactStageMixin:
         candidates = candidate_bounds(form, bounds, trivial)
         info = root_bound_row(form, spec, bounds, candidates, incumbent=incumbent, incumbent_root=root,
                               screening="screening" in stage.stages,
-                              # the row bounds the model's objective: sound only when that is the tree's true one
+                              # with an underestimating objective (squared-error ORT) the row would cut off the
+                              # returned tree's own solution vector, so its model check would fail
                               add_row="rows" in stage.stages and form.objective_is_exact)
         lower, _, _, leaf = candidates
         return info, (lower, leaf)
@@ -617,7 +614,7 @@ class ExactStageMixin:
         ``fallback`` (tree, source), the start as given: returned instead of an unproven engine
         tree that is worse on the training data (never worse than CART or the user's start).
         """
-        tree = self._engine_tree(engine, X, y, sample_weight)
+        tree = form.task.statistics(engine.tree, X, y, sample_weight)  # leaf values of the task, all rows
         objective = form.objective_of_tree(tree)
         scale = model_units(form)
         proven = engine.status == "optimal"

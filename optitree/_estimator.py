@@ -228,7 +228,7 @@ class _OptimalTreeBase(FittedTreeMixin, ExactStageMixin, BaseEstimator, metaclas
         self.model_ = spec
 
         start_tree, start, source, notes = self._start(form, spec, given)
-        engine_tree = None if engine is None else self._engine_tree(engine, X, y, sample_weight)
+        engine_tree = None if engine is None else form.task.statistics(engine.tree, X, y, sample_weight)
         if engine is not None and "start" in stage.stages:
             start_tree, start, source = self._better_start(form, spec, (start_tree, start, source), engine_tree, notes)
         if start is None and stage is not None and "start" in stage.stages and self._side_rows():

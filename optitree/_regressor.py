@@ -15,7 +15,6 @@ from ._acceleration import parse_acceleration
 from ._categorical import encode_categories
 from ._estimator import _OptimalTreeBase
 from .formulations import FORMULATIONS, formulation_names
-from .formulations._task import RegressionTask
 from .formulations.ort import LEAF_MODELS, LOSSES
 
 __all__ = ["OptimalTreeRegressor"]
@@ -270,10 +269,6 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     def _exact_stage(self, form):
         """The engine settles constant-leaf fits and starts linear-leaf ones (which can beat its optimum)."""
         return self._engine_stage(form, start_only=self.leaf_model == "linear")
-
-    def _engine_tree(self, engine, X, y, sample_weight):
-        """The engine's tree with the loss's leaf values over all training rows."""
-        return RegressionTask(self.loss).statistics(engine.tree, X, y, sample_weight)
 
     def _progress_units(self, form):
         return f"{self.loss} error" + ("" if self.alpha == 0 else " + alpha/split"), form.error_scale
