@@ -77,12 +77,10 @@ def _as_data(X, y, sample_weight, loss=None) -> ExactData:
     return prepare(X, y, sample_weight, loss="misclassification" if loss is None else loss)
 
 
-def tree_loss(data: ExactData, tree, rows) -> float:
-    """Loss of ``tree``'s leaves on kept ``rows`` in user units, recomputed in two passes (no prefix sums)."""
+def regression_loss(data: ExactData, tree, rows) -> float:
+    """Squared or absolute error of ``tree``'s leaves on kept ``rows`` in user units, in two passes (no prefix sums)."""
     leaf_of = tree.apply(data.X[rows])
     w = data.weight[rows] * data.weight_unit
-    if not data.is_regression:
-        return float(w[tree.value[leaf_of].argmax(axis=1) != data.y[rows]].sum())
     residual = data.targets(rows) - tree.value[leaf_of, 0]
     return float((w * (residual ** 2 if data.loss == "squared" else np.abs(residual))).sum())
 
@@ -197,7 +195,7 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
     tree = to_tree(data, nodes, rows)
     objective, bound = float(cost * scale), float(bound * scale)
     if data.is_regression:  # the kernels' prefix sums lose digits; report the two-pass loss
-        objective = tree_loss(data, tree, rows) + alpha * tree.n_splits
+        objective = regression_loss(data, tree, rows) + alpha * tree.n_splits
         bound = objective if status == "optimal" else min(bound, objective)
     trace.add(objective / scale, bound / scale)
     gap = 0.0 if objective - bound <= EPS * scale else (objective - bound) / max(objective, 1e-300)
