@@ -66,10 +66,8 @@ def test_a_grid_stopped_during_a_solve_records_nothing_for_it(tmp_path, signum, 
     assert leftovers == []  # nothing half written
 
 
-def test_result_files_share_one_mode(tmp_path):
-    # grid.json was 0600 (mkstemp's mode) while the records and tables were 0644
-    from experiments import cli
-
+def one_run_grid(tmp_path):
+    """A config of one greedy run (iris, depth 1) and the folder for its results."""
     cfg = tmp_path / "g.toml"
     cfg.write_text(textwrap.dedent("""
         depths = [1]
@@ -79,8 +77,15 @@ def test_result_files_share_one_mode(tmp_path):
         [[methods]]
         name = "cart"
         """))
-    out = tmp_path / "out"
-    assert cli.main(["run", str(cfg), "--out", str(out), "--quiet"]) == 0
+    return cfg, tmp_path / "out"
+
+
+def test_result_files_share_one_mode(tmp_path):
+    # grid.json was 0600 (mkstemp's mode) while the records and tables were 0644
+    from experiments import cli
+
+    cfg, out = one_run_grid(tmp_path)
+    assert cli.main(["run", str(cfg), "--out", str(out), "--quiet"]) == 0  # with the summary
     modes = {p.relative_to(out).as_posix(): p.stat().st_mode & 0o777 for p in out.rglob("*") if p.is_file()}
     assert "grid.json" in modes and len(set(modes.values())) == 1, modes
     assert modes["grid.json"] & 0o044  # readable by the group and others, as the umask allows
@@ -90,16 +95,7 @@ def test_result_files_share_one_mode(tmp_path):
 def test_summarize_into_a_read_only_folder_is_a_message_not_a_traceback(tmp_path, capsys):
     from experiments import cli
 
-    cfg = tmp_path / "g.toml"
-    cfg.write_text(textwrap.dedent("""
-        depths = [1]
-        seeds = [0]
-        [[datasets]]
-        name = "iris"
-        [[methods]]
-        name = "cart"
-        """))
-    out = tmp_path / "out"
+    cfg, out = one_run_grid(tmp_path)
     assert cli.main(["run", str(cfg), "--out", str(out), "--quiet", "--no-summary"]) == 0
     out.chmod(0o555)
     try:
@@ -116,16 +112,7 @@ def test_summarize_on_a_full_disk_is_a_message_not_a_traceback(tmp_path, capsys,
 
     from experiments import cli
 
-    cfg = tmp_path / "g.toml"
-    cfg.write_text(textwrap.dedent("""
-        depths = [1]
-        seeds = [0]
-        [[datasets]]
-        name = "iris"
-        [[methods]]
-        name = "cart"
-        """))
-    out = tmp_path / "out"
+    cfg, out = one_run_grid(tmp_path)
     assert cli.main(["run", str(cfg), "--out", str(out), "--quiet", "--no-summary"]) == 0
 
     def full(self, *args, **kwargs):
