@@ -40,6 +40,14 @@ def _bit_names(n_relevant: int, n_irrelevant: int) -> list[str]:
     return [f"x{j}" for j in range(n_relevant)] + [f"irrelevant{j}" for j in range(n_irrelevant)]
 
 
+def _xor_step(n, d, n_irrelevant, seed):
+    """``X ~ U[0,1]^(d + n_irrelevant)`` (``RandomState(seed)``), the 0/1 XOR of ``x_j > 0.5`` over the first
+    ``d`` columns, and the random stream for what comes next (noise) -- shared by ``xor`` and ``xor_regression``."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, d + n_irrelevant))
+    return X, ((X[:, :d] > 0.5).sum(axis=1) % 2).astype(np.float64), rng
+
+
 def xor(n: int = 200, d: int = 2, noise: float = 0.0, n_irrelevant: int = 0, seed: int = 0):
     """Continuous XOR: ``X ~ U[0, 1]^(d + n_irrelevant)``, ``y = XOR_j 1[x_j > 0.5]`` over the first ``d``.
 
@@ -51,10 +59,8 @@ def xor(n: int = 200, d: int = 2, noise: float = 0.0, n_irrelevant: int = 0, see
     d = _check_count("d", d, 1)
     n_irrelevant = _check_count("n_irrelevant", n_irrelevant, 0)
     noise = _check_fraction("noise", noise)
-    rng = np.random.RandomState(seed)
-    X = rng.uniform(size=(n, d + n_irrelevant))
-    clean = ((X[:, :d] > 0.5).sum(axis=1) % 2).astype(np.int64)
-    y, flipped = _flip(clean, noise, rng)
+    X, step, rng = _xor_step(n, d, n_irrelevant, seed)
+    y, flipped = _flip(step.astype(np.int64), noise, rng)
     return X, y, make_info(
         "xor",
         description=f"continuous XOR of {d} features on [0, 1] (+{n_irrelevant} irrelevant), label noise {noise}",
@@ -377,9 +383,7 @@ def xor_regression(n: int = 600, d: int = 2, noise: float = 0.25, n_irrelevant: 
     d = _check_count("d", d, 1)
     n_irrelevant = _check_count("n_irrelevant", n_irrelevant, 0)
     noise = _check_nonnegative("noise", noise)
-    rng = np.random.RandomState(seed)
-    X = rng.uniform(size=(n, d + n_irrelevant))
-    step = ((X[:, :d] > 0.5).sum(axis=1) % 2).astype(np.float64)
+    X, step, rng = _xor_step(n, d, n_irrelevant, seed)
     y = step + noise * rng.standard_normal(n)
     return X, y, make_info(
         "xor_regression",
