@@ -33,7 +33,7 @@ class ExactResult:
         Proven lower bound on the optimal objective (``<= objective``).
     gap : float
         ``(objective - bound) / max(objective, 1e-12)``; 0 when proven.
-    status : {"optimal", "time_limit", "node_limit", "interrupted", "cutoff"}
+    status : {"optimal", "time_limit", "node_limit", "work_limit", "interrupted", "cutoff"}
         ``"cutoff"``: no tree with objective below ``upper_bound`` exists (``bound`` is then
         ``upper_bound``; ``tree`` is the best one found).
     time : float
@@ -43,6 +43,11 @@ class ExactResult:
         Empty for regression.
     n_evaluated : int
         Evaluated split candidates above the last two levels plus kernel calls.
+    stopped_by : {None, "time_limit", "node_limit", "work_limit", "callback"}
+        The limit that stopped the search before it proved its tree optimal; None when it
+        finished (``status`` is then ``"optimal"`` or ``"cutoff"``).
+    work : int
+        Work units spent (see ``work_limit`` of :func:`solve`).
     """
 
     tree: Tree
@@ -54,6 +59,8 @@ class ExactResult:
     trace: list
     classes: np.ndarray
     n_evaluated: int
+    stopped_by: str | None = None
+    work: int = 0
 
 
 def _check_params(max_depth, alpha, min_samples_leaf):
@@ -87,7 +94,7 @@ def regression_loss(data: ExactData, tree, rows) -> float:
 
 def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, alpha=0.0, min_samples_leaf=1,
           allowed_features=None, max_distinct_features=None, upper_bound=None, time_limit=None,
-          node_limit=None, callback=None, threads=1) -> ExactResult:
+          node_limit=None, callback=None, threads=1, work_limit=None) -> ExactResult:
     """Optimal tree of depth <= ``max_depth`` (axis-aligned, all midpoint thresholds, constant leaves).
 
     Minimises ``loss of the leaves + alpha * n_splits``; a node may always be a leaf. Depths
@@ -129,6 +136,16 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         Seconds; the best tree and a valid bound are returned when it runs out.
     node_limit : int, optional
         Deterministic work budget (evaluated candidates and kernel calls).
+    work_limit : int, optional
+        Deterministic work budget in rows: each kernel call and each evaluated candidate
+        counts the rows of its sample set (about the passes over the data it makes). With
+        ``threads=1`` two runs with the same inputs and ``work_limit`` (and no ``time_limit``
+        that stops first) return the same tree, objective and bound. ``stopped_by`` says
+        which limit ended a stopped search.
+
+    A stopped search (a limit or the callback) returns its best tree and the least bound over
+    its open sub-problems: per root candidate ``alpha`` plus its children's proven bounds
+    (bounds from solved neighbours for candidates not reached), never above the objective.
     callback : callable, optional
         ``callback(point) -> bool``, called about every 0.2 s between two kernel calls with
         ``{"time", "incumbent", "bound", "nodes", "event": "progress"}`` (the root's best
@@ -150,7 +167,7 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
             result = solve_over_subsets(
                 solve, masks, upper_bound=upper_bound, time_limit=time_limit, X=data, max_depth=max_depth,
                 samples=samples, alpha=alpha, min_samples_leaf=min_samples_leaf, node_limit=node_limit,
-                callback=callback, threads=threads)
+                callback=callback, threads=threads, work_limit=work_limit)
             return replace(result, time=time.perf_counter() - start)
     scale = data.scale  # the search works in units of `scale` (exact powers of two)
     ub = np.inf if upper_bound is None else float(upper_bound) / scale
@@ -162,7 +179,9 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
             _, incumbent, bound = trace.points[-1]
             return callback({"time": time.perf_counter() - start, "incumbent": incumbent, "bound": bound,
                              "nodes": search.nodes_used, "event": "progress"})
-    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, poll)
+    # a search that may stop early first takes one step on every feature of every branch: its bound then covers all
+    anytime = time_limit is not None or node_limit is not None or work_limit is not None or callback is not None
+    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, poll, work_limit, anytime)
     view = data.view if samples is None else data.subset_view(samples)
     best = search.leaf_cost(view)
     nodes = None
@@ -175,8 +194,6 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         if start_sub.cost < best - EPS:
             best, nodes = start_sub.cost, start_sub.nodes
             trace.add(best, 0.0)
-        # a search that may stop early first takes one step on every root feature: its bound then covers all
-        anytime = time_limit is not None or node_limit is not None or callback is not None
         if threads > 1:
             sub = parallel_branch(search, view, int(max_depth), ub, best, nodes, threads,
                                   on_improve=lambda c: trace.add(c, 0.0), first_pass=anytime)
@@ -185,10 +202,11 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
                                 first_pass=anytime)
     cost, bound = sub.cost, sub.lower_bound
     nodes = sub.nodes
+    stopped_by = None
     if not search.exhausted or cost - bound <= EPS:
         status = "optimal" if cost < ub - EPS or not np.isfinite(ub) else "cutoff"
     else:
-        status = search.stop_status()
+        status, stopped_by = search.stop_status(), search.stopped_by or "time_limit"
     if status == "optimal":
         bound = cost
     rows = np.sort(view[0])
@@ -200,4 +218,4 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
     trace.add(objective / scale, bound / scale)
     gap = 0.0 if objective - bound <= EPS * scale else (objective - bound) / max(objective, 1e-300)
     return ExactResult(tree, objective, bound, float(gap), status, time.perf_counter() - start, trace.points,
-                       data.classes, search.nodes_used)
+                       data.classes, search.nodes_used, stopped_by, search.work_used)

@@ -151,9 +151,9 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, loss=None, samples=Non
     for f in np.flatnonzero(allowed[0]):
         scan = search.scan(view, int(f), int(depth), 1, min(limit, best) if tighten else limit)
         try:
-            for total, split in scan.run(lambda: min(limit, best) if tighten else limit):
-                if split is not None and total < best - EPS:
-                    best, best_nodes = total, split
+            for _, cost, split in scan.run(lambda: min(limit, best) if tighten else limit):
+                if split is not None and cost < best - EPS:
+                    best, best_nodes = cost, split
         except BudgetExhausted:
             scan.open_bound()  # records neighbour bounds of the candidates left open
         r = scan.rank_threshold

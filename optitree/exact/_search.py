@@ -90,10 +90,17 @@ class Search:
         Called with no argument at most every :data:`POLL_SECONDS` between two units of work
         (a kernel call is never interrupted); returning True stops the search
         (``interrupted``), e.g. on Ctrl-C or from a progress display.
+    work_limit : int or None
+        Maximum work: each unit of ``node_limit`` weighted by the rows of its sample set (a
+        kernel call or a candidate's partition costs about that many passes over the features).
+        Deterministic: with one thread the same inputs and limit stop at the same point.
+    anytime : bool
+        Branches first take one step on every feature (``first_pass`` of :meth:`branch`), at every
+        level, so that a search stopped early has a bound over every candidate.
     """
 
     def __init__(self, data: ExactData, allowed, alpha: float, min_leaf: int, deadline: float, node_limit,
-                 poll=None):
+                 poll=None, work_limit=None, anytime=False):
         self.data = data
         self.depth2, self.depth1_pair = K.kernels_for(data.loss_code)
         self.allowed = allowed
@@ -103,7 +110,11 @@ class Search:
         self.monotone = self.min_leaf <= 1  # of the leaf-size condition; see monotone_at
         self.deadline = deadline
         self.node_limit = np.inf if node_limit is None else int(node_limit)
+        self.work_limit = np.inf if work_limit is None else int(work_limit)
         self.nodes_used = 0
+        self.work_used = 0
+        self.anytime = bool(anytime)
+        self.stopped_by = None  # the limit that exhausted the search (see stop_status)
         self.exhausted = False
         self.interrupted = False
         self.poll = poll
@@ -123,11 +134,16 @@ class Search:
         return self.monotone and (depth <= 1 or not self.per_node)
 
     # ------------------------------------------------------------------ budget
-    def spend(self) -> None:
-        """Count one unit of work; raise :class:`BudgetExhausted` when the budget is spent."""
+    def spend(self, rows: int = 1) -> None:
+        """Count one unit of work on ``rows`` rows; raise :class:`BudgetExhausted` when the budget is spent.
+
+        The check comes before the work: a unit that would pass ``node_limit`` or ``work_limit``
+        is not done, so the work done is a deterministic function of the limits.
+        """
         if self.exhausted:
             raise BudgetExhausted
         self.nodes_used += 1
+        self.work_used += int(rows)
         if self._over_budget():
             self.exhausted = True
             raise BudgetExhausted
@@ -137,30 +153,52 @@ class Search:
         if self.poll is not None and now >= self._next_poll:
             self._next_poll = now + POLL_SECONDS
             self.interrupted = self.interrupted or bool(self.poll())
-        return self.interrupted or self.nodes_used > self.node_limit or now > self.deadline
+        if self.interrupted:
+            reason = "callback"
+        elif self.nodes_used > self.node_limit:
+            reason = "node_limit"
+        elif self.work_used > self.work_limit:
+            reason = "work_limit"
+        elif now > self.deadline:
+            reason = "time_limit"
+        else:
+            return False
+        if self.stopped_by is None:
+            self.stopped_by = reason
+        return True
 
     def stop_status(self) -> str:
-        """What ended an exhausted search: ``"interrupted"``, ``"node_limit"`` or ``"time_limit"``."""
-        if self.interrupted:
-            return "interrupted"
-        return "node_limit" if self.nodes_used > self.node_limit else "time_limit"
+        """What ended an exhausted search: ``"interrupted"``, ``"node_limit"``, ``"work_limit"`` or ``"time_limit"``."""
+        reason = self.stopped_by or "time_limit"
+        return "interrupted" if reason == "callback" else reason
 
     # ------------------------------------------------------------------ sub-problems
     def leaf_cost(self, view) -> float:
         y, w, stats, loss, width = self.data.kernel_args()
         return float(K.leaf_cost(view[0], y, w, stats, loss, width))
 
+    def known(self, view, depth: int, node: int) -> Subtree:
+        """What is known of a sub-problem without solving it: a leaf, or the cached result when better."""
+        leaf = Subtree(self.leaf_cost(view), 0.0, None)
+        if depth == 0 or view.shape[1] < 2 * self.min_leaf:
+            return Subtree(leaf.cost, leaf.cost, None)
+        hit = self.cache.get((view[0].tobytes(), depth, node if self.per_node else 0))
+        return leaf if hit is None else _merge(hit, leaf)
+
     def solve(self, view, depth: int, node: int, upper_bound: float = np.inf) -> Subtree:
         """Best tree of depth <= ``depth`` for ``view``, searching for cost < ``upper_bound``.
 
         Never raises on an exhausted budget: it then returns a valid tree and bound.
         """
-        try:
-            return self._solve(view, depth, node, upper_bound)
-        except BudgetExhausted:
-            return Subtree(self.leaf_cost(view), 0.0, None)
+        return self._solve(view, depth, node, upper_bound)
 
     def _solve(self, view, depth, node, upper_bound) -> Subtree:
+        """:meth:`solve`; on a spent budget the best tree and the bound proven so far (never raises).
+
+        A stopped sub-problem keeps what it proved: its bound is merged with the cached one
+        (the larger bound, the cheaper tree), so the caller's bounds stay the least over its
+        open sub-problems instead of falling to 0.
+        """
         d = self.data
         if depth == 0 or view.shape[1] < 2 * self.min_leaf:
             cost = self.leaf_cost(view)
@@ -169,22 +207,31 @@ class Search:
         hit = self.cache.get(key)
         if hit is not None and (hit.exact or hit.lower_bound >= upper_bound - EPS):
             return hit
-        if depth == 1:
-            self.spend()
-            order = K.target_order(view[0], d.stats, d.loss_code, d.n_samples)
-            cost, lower, feat, thr = self.depth1_pair(view, d.rank, *d.kernel_args(), order, -1, 0,
-                                                   self.allowed[[node - 1, node - 1]], self.alpha, self.min_leaf,
-                                                   upper_bound)
-            nodes = None if feat[0] < 0 else (int(feat[0]), int(thr[0]), None, None)
-            result = Subtree(float(cost[0]), float(lower[0]), nodes)
-        elif depth == 2:
-            self.spend()
-            cost, bound, n = self.depth2(view, d.rank, *d.kernel_args(), self.allowed[node - 1],
-                                      self.allowed[2 * node - 1:2 * node + 1], self.alpha, self.min_leaf, upper_bound)
-            result = Subtree(float(cost), float(bound), _depth2_nodes(n))
-        else:
-            result = self.branch(view, depth, node, upper_bound, self.leaf_cost(view), None)
-        if result.exact or hit is None or result.lower_bound > hit.lower_bound:
+        try:
+            if depth == 1:
+                self.spend(view.shape[1])
+                order = K.target_order(view[0], d.stats, d.loss_code, d.n_samples)
+                cost, lower, feat, thr = self.depth1_pair(view, d.rank, *d.kernel_args(), order, -1, 0,
+                                                          self.allowed[[node - 1, node - 1]], self.alpha,
+                                                          self.min_leaf, upper_bound)
+                nodes = None if feat[0] < 0 else (int(feat[0]), int(thr[0]), None, None)
+                result = Subtree(float(cost[0]), float(lower[0]), nodes)
+            elif depth == 2:
+                self.spend(view.shape[1])
+                cost, bound, n = self.depth2(view, d.rank, *d.kernel_args(), self.allowed[node - 1],
+                                             self.allowed[2 * node - 1:2 * node + 1], self.alpha, self.min_leaf,
+                                             upper_bound)
+                result = Subtree(float(cost), float(bound), _depth2_nodes(n))
+            else:
+                best, best_nodes = self.leaf_cost(view), None
+                if hit is not None and hit.cost < best - EPS:  # a tree found by an earlier, stopped visit
+                    best, best_nodes = hit.cost, hit.nodes
+                result = self.branch(view, depth, node, upper_bound, best, best_nodes, first_pass=self.anytime)
+        except BudgetExhausted:
+            result = Subtree(self.leaf_cost(view), 0.0, None)
+        if hit is not None:  # never a worse tree nor a lower bound than an earlier visit's
+            result = _merge(hit, result)
+        if result.exact or hit is None or result.lower_bound > hit.lower_bound or result.cost < hit.cost - EPS:
             self.cache[key] = result
         return result
 
@@ -212,20 +259,23 @@ class Search:
         if self.monotone or depth < 3 or not np.isfinite(cutoff):
             return None
         if self._relaxed is None:
-            self._relaxed = Search(self.data, self.allowed, self.alpha, 1, self.deadline, None, self.poll)
+            self._relaxed = Search(self.data, self.allowed, self.alpha, 1, self.deadline, None, self.poll,
+                                   anytime=self.anytime)
         relaxed = self._relaxed
         scan = FeatureScan(relaxed, view, feature, depth, node)
         # one budget for both, and at most RELAXED_WORK units per candidate for this scan
-        relaxed.nodes_used, relaxed.exhausted = self.nodes_used, self.exhausted
+        relaxed.nodes_used, relaxed.work_used, relaxed.exhausted = self.nodes_used, self.work_used, self.exhausted
+        relaxed.work_limit, relaxed.stopped_by = self.work_limit, None
         relaxed.node_limit = min(self.node_limit, self.nodes_used + max(1, int(RELAXED_WORK * len(scan.n_left))))
         try:
             for _ in scan.run(lambda: cutoff):
                 pass
         except BudgetExhausted:
             scan.open_bound()  # neighbour bounds for the candidates left open
-        self.nodes_used = relaxed.nodes_used
+        self.nodes_used, self.work_used = relaxed.nodes_used, relaxed.work_used
         self.interrupted = self.interrupted or relaxed.interrupted
-        self.exhausted = self._over_budget()  # the relaxed scan may have stopped on its own limit only
+        # the relaxed scan may have stopped on its own limit only; the spent work counts (at most one unit over)
+        self.exhausted = self.exhausted or self._over_budget()
         return scan.rank_threshold, scan.bound_left, scan.bound_right
 
     def scan(self, view, feature: int, depth: int, node: int, cutoff: float) -> "FeatureScan":
@@ -255,9 +305,9 @@ class Search:
 
         def take(steps):
             nonlocal best, best_nodes
-            for total_bound, split in steps:
-                if split is not None and total_bound < best - EPS:
-                    best, best_nodes = total_bound, split
+            for _, cost, split in steps:
+                if split is not None and cost < best - EPS:
+                    best, best_nodes = cost, split
                     if (shared is None or shared.offer(best)) and on_improve is not None:
                         on_improve(best)
 
@@ -271,7 +321,11 @@ class Search:
                 for f in features:
                     if cutoff() <= self.alpha + EPS:
                         break
-                    take(itertools.islice(start(f), 1))
+                    run = start(f)
+                    if depth >= 4:  # children are searches themselves: a capped probe, the full solve later
+                        take(started[-1][0].probe(cutoff))
+                    else:
+                        take(itertools.islice(run, 1))
             for k, f in enumerate(features):
                 if cutoff() <= self.alpha + EPS:  # no split can beat the cutoff: open scans do not matter
                     break
@@ -283,10 +337,49 @@ class Search:
         open_bound = min([scan.unresolved for scan, _ in started], default=np.inf)
         return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
 
+    def first_pass_work(self, depth: int, node: int) -> int:
+        """Units the first pass of a depth-``depth`` search at ``node`` needs (and one more per feature, for relaxed scans)."""
+        if depth <= 2:
+            return 1
+        p = int(self.allowed[node - 1].sum())
+        return p * (2 + self.first_pass_work(depth - 1, 2 * node) + self.first_pass_work(depth - 1, 2 * node + 1))
+
+    def capped(self, cap: int):
+        """Context: the node budget lowered to ``cap`` more units; the search's own budget after it."""
+        return _Capped(self, cap)
+
     def sibling(self) -> "Search":
         """A search of the same problem and budget with its own cache, stopped when this one is interrupted."""
         return Search(self.data, self.allowed, self.alpha, self.min_leaf, self.deadline,
-                      None if not np.isfinite(self.node_limit) else self.node_limit, lambda: self.interrupted)
+                      None if not np.isfinite(self.node_limit) else self.node_limit, lambda: self.interrupted,
+                      None if not np.isfinite(self.work_limit) else self.work_limit, self.anytime)
+
+
+class _Capped:
+    """:meth:`Search.capped`: a temporary node limit; a stop it caused is undone on exit."""
+
+    def __init__(self, search: Search, cap: int):
+        self.search, self.cap = search, cap
+
+    def __enter__(self):
+        s = self.search
+        self.saved = s.node_limit
+        s.node_limit = min(s.node_limit, s.nodes_used + self.cap)
+        return s
+
+    def __exit__(self, *exc):
+        s = self.search
+        s.node_limit = self.saved
+        if s.exhausted and not s.interrupted:  # re-check against the search's own limits
+            s.exhausted, s.stopped_by = False, None
+            s.exhausted = s._over_budget()
+        return False
+
+
+def _merge(a: Subtree, b: Subtree) -> Subtree:
+    """Two results of one sub-problem: the larger bound and the cheaper tree."""
+    cost, nodes = (a.cost, a.nodes) if a.cost <= b.cost else (b.cost, b.nodes)
+    return Subtree(cost, min(max(a.lower_bound, b.lower_bound), cost), nodes)
 
 
 class SharedIncumbent:
@@ -329,6 +422,8 @@ def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, 
     winner = min(subs, key=lambda s: s.cost)
     for other in searches[1:]:
         search.nodes_used += other.nodes_used
+        search.work_used += other.work_used
+        search.stopped_by = search.stopped_by or other.stopped_by
         search.exhausted = search.exhausted or other.exhausted
         search.interrupted = search.interrupted or other.interrupted
     return Subtree(winner.cost, min(winner.cost, min(s.lower_bound for s in subs)), winner.nodes)
@@ -380,7 +475,11 @@ class FeatureScan:
         self.unresolved = np.inf  # lowest children bound of a solved candidate that is not exact
 
     def run(self, target):
-        """Yield ``(cost, nodes)`` for each solved candidate with exact children, else ``(bound, None)``."""
+        """Yield ``(bound, cost, nodes)`` for each solved candidate: its proven bound, and a tree rooted at it.
+
+        With exact children ``bound == cost``; otherwise ``cost`` is that of the children's best
+        trees found (a feasible tree, ``None`` nodes when a child is unknown).
+        """
         s, d = self.search, self.search.data
         while self.queue:
             lo, hi, a, b = self.queue[0]
@@ -397,7 +496,7 @@ class FeatureScan:
                 self.solved_left[mid], self.solved_right[mid] = self.bound_left[mid], self.bound_right[mid]
                 self._split_interval(lo, mid, hi, a, b)
                 continue
-            s.spend()
+            s.spend(self.view.shape[1])
             r = int(self.rank_threshold[mid])
             if self.depth == 2:  # both depth-1 children in one sweep, no partition
                 cost, lower, feat, thr = s.depth1_pair(self.view, d.rank, *d.kernel_args(), self.order, self.feature, r,
@@ -411,17 +510,65 @@ class FeatureScan:
                             self.dist_left[hi] - self.dist_left[mid])
                 sides = self._solve_children(left, right, limit, slack)
             self.queue.popleft()
-            self.solved_left[mid] = self.bound_left[mid] = max(self.bound_left[mid], sides[0].lower_bound)
-            self.solved_right[mid] = self.bound_right[mid] = max(self.bound_right[mid], sides[1].lower_bound)
+            # a child stopped by the budget may know less than the neighbours' bounds: keep the larger
+            near_left, near_right = K.point_bounds(mid, a, b, self.dist_left, self.solved_left, self.solved_right,
+                                                   self.monotone)
+            self.solved_left[mid] = self.bound_left[mid] = max(self.bound_left[mid], sides[0].lower_bound, near_left)
+            self.solved_right[mid] = self.bound_right[mid] = max(self.bound_right[mid], sides[1].lower_bound,
+                                                                 near_right)
             self._split_interval(lo, mid, hi, a, b)
+            cost = s.alpha + sides[0].cost + sides[1].cost
+            split = (self.feature, r, sides[0].nodes, sides[1].nodes)
             if sides[0].exact and sides[1].exact:
                 self.exact[mid] = True
-                yield s.alpha + sides[0].cost + sides[1].cost, (self.feature, r, sides[0].nodes, sides[1].nodes)
+                yield cost, cost, split
             else:
-                bound = sides[0].lower_bound + sides[1].lower_bound
+                bound = self.solved_left[mid] + self.solved_right[mid]
                 if bound < limit - EPS:
                     self.unresolved = min(self.unresolved, bound)
-                yield s.alpha + bound, None
+                yield s.alpha + bound, cost, split
+
+    def probe(self, target):
+        """Solve the first middle candidate's children, each with the work of its first pass (anytime first pass).
+
+        Records the children's bounds at the middle (valid, possibly weak) and queues the
+        middle again, first, for a full solve, between its two sides: they already get
+        neighbour bounds from it, so a search stopped after every feature's probe has a bound
+        over all its candidates. Returns ``[(bound, cost, split)]`` for the tree it found, or ``[]``.
+        """
+        s = self.search
+        if not self.queue or s.exhausted:
+            return []
+        lo, hi, a, b = self.queue[0]
+        limit = target() - s.alpha
+        lo, hi = K.shrink(lo, hi, a, b, self.dist_left, self.solved_left, self.solved_right, self.monotone,
+                          limit, self.bound_left, self.bound_right)
+        if lo > hi:
+            return []
+        self.queue[0] = (lo, hi, a, b)
+        mid = (lo + hi) // 2
+        if self.bound_left[mid] + self.bound_right[mid] >= limit - EPS:
+            return []
+        r = int(self.rank_threshold[mid])
+        try:
+            s.spend(self.view.shape[1])
+        except BudgetExhausted:
+            return []
+        views = K.partition(self.view, s.data.rank[self.feature], r, int(self.n_left[mid]))
+        sides = []
+        for k in (0, 1):
+            child = 2 * self.node + k
+            with s.capped(s.first_pass_work(self.depth - 1, child)):
+                sides.append(s._solve(views[k], self.depth - 1, child, limit))
+        near_left, near_right = K.point_bounds(mid, a, b, self.dist_left, self.solved_left, self.solved_right,
+                                               self.monotone)
+        self.solved_left[mid] = self.bound_left[mid] = max(self.bound_left[mid], sides[0].lower_bound, near_left)
+        self.solved_right[mid] = self.bound_right[mid] = max(self.bound_right[mid], sides[1].lower_bound, near_right)
+        self.queue.popleft()
+        self._split_interval(lo, mid, hi, a, b)
+        self.queue.appendleft((mid, mid, a, b))
+        bound = s.alpha + self.solved_left[mid] + self.solved_right[mid]
+        return [(bound, s.alpha + sides[0].cost + sides[1].cost, (self.feature, r, sides[0].nodes, sides[1].nodes))]
 
     def _split_interval(self, lo, mid, hi, a, b):
         """Queue the two sides of the interval ``[lo, hi]`` (ends ``a``, ``b``) around its solved ``mid``."""
@@ -440,7 +587,7 @@ class FeatureScan:
         if remaining + slack > EPS or abs(remaining) <= EPS:
             out[second] = s._solve(views[second], self.depth - 1, 2 * self.node + second, remaining + slack)
         else:
-            out[second] = Subtree(s.leaf_cost(views[second]), 0.0, None)
+            out[second] = s.known(views[second], self.depth - 1, 2 * self.node + second)
         return out
 
     def open_bound(self) -> float:

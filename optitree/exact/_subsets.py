@@ -108,24 +108,29 @@ def solve_over_subsets(solve, masks, *, upper_bound, time_limit, **kwargs):
     trace = []
     cutoff = math.inf if upper_bound is None else float(upper_bound)
     stopped = None  # the status that ended the enumeration early
+    stopped_by = None
+    work = 0
     for i, mask in enumerate(masks):
         remaining = None
         if time_limit is not None:
             remaining = time_limit - (time.perf_counter() - start)
             if remaining <= 0 and best is not None:
-                open_bound, stopped = 0.0, "time_limit"
+                open_bound, stopped, stopped_by = 0.0, "time_limit", "time_limit"
                 break
             remaining = max(remaining, 1e-3)
         incumbent = cutoff if best is None else min(cutoff, best.objective)
         result = solve(allowed_features=mask, upper_bound=None if math.isinf(incumbent) else incumbent,
                        time_limit=remaining, **kwargs)
         evaluated += result.n_evaluated
+        work += result.work
+        if kwargs.get("work_limit") is not None:  # one work budget for the whole enumeration
+            kwargs["work_limit"] = max(1, kwargs["work_limit"] - result.work)
         if best is None or result.objective < best.objective:
             best = result
             trace.append((time.perf_counter() - start, result.objective, 0.0))
-        if result.status in ("time_limit", "node_limit", "interrupted"):
+        if result.status in ("time_limit", "node_limit", "work_limit", "interrupted"):
             open_bound = min(result.bound, 0.0 if i + 1 < len(masks) else math.inf)
-            stopped = result.status
+            stopped, stopped_by = result.status, result.stopped_by
             break
     objective = best.objective
     if stopped is None:
@@ -136,7 +141,8 @@ def solve_over_subsets(solve, masks, *, upper_bound, time_limit, **kwargs):
     gap = 0.0 if objective - bound <= 1e-9 * max(1.0, abs(objective)) else (objective - bound) / max(objective, 1e-12)
     elapsed = time.perf_counter() - start
     trace.append((elapsed, objective, bound))
-    return ExactResult(best.tree, objective, bound, gap, status, elapsed, trace, best.classes, evaluated)
+    return ExactResult(best.tree, objective, bound, gap, status, elapsed, trace, best.classes, evaluated, stopped_by,
+                       work)
 
 
 def split_bounds_over_subsets(split_bounds, masks, *, time_limit, **kwargs):
