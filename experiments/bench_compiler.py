@@ -28,7 +28,7 @@ DEPTH, N_FEATURES, N_CLASSES = 3, 10, 2
 
 def oct_shaped_spec(n_samples, seed=0):
     """Random spec with the sizes of the depth-3 OCT model (coefficients are random)."""
-    from optitree._model import ModelSpec
+    from optitree.model import ModelSpec
 
     rng = np.random.default_rng(seed)
     n_branch, n_leaves = 2**DEPTH - 1, 2**DEPTH
@@ -66,7 +66,7 @@ def measure(n_samples, target, trace_python):
     ``trace_python`` turns tracemalloc on (numpy/Python peak); it slows Python object
     creation several-fold, so timings are only meaningful without it.
     """
-    import optitree._model  # noqa: F401  (imports outside the measurement)
+    import optitree.model  # noqa: F401  (imports outside the measurement)
 
     if target != "highs":
         import pyomo.environ  # noqa: F401
@@ -93,7 +93,7 @@ def measure(n_samples, target, trace_python):
     py_peak = tracemalloc.get_traced_memory()[1] if trace_python else float("nan")
     tracemalloc.stop()
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    from optitree._memory import estimate_bytes
+    from optitree.model._memory import estimate_bytes
 
     return {
         "N": n_samples, "target": target, "rows": spec.n_rows, "cols": spec.n_cols, "nnz": spec.nnz,
@@ -124,7 +124,7 @@ def show(r):
 
 def multi_knapsack(n_items=100, n_constraints=8, seed=0):
     """Random 0-1 multi-knapsack (~170 nodes with HiGHS 1.15.1, seed 0, 1 thread)."""
-    from optitree._model import ModelSpec
+    from optitree.model import ModelSpec
 
     rng = np.random.default_rng(seed)
     w = rng.integers(5, 40, (n_constraints, n_items)).astype(float)

@@ -5,7 +5,7 @@ limit, since presolve and the root LP set the peak); the peak is the largest sum
 5 ms, of the process's RSS and the private pages of a forked HiGHS child (the hard time limit,
 :mod:`optitree.solvers._forked`; its shared pages are the parent's), above the RSS before the
 fit (after imports, data and a small fit that loads what is imported lazily). Linux only (/proc). Prints one row per formulation and size with the
-estimate of :func:`optitree._memory.estimate_peak_bytes` (build and solve) and the ratio measured / estimate.
+estimate of :func:`optitree.model._memory.estimate_peak_bytes` (build and solve) and the ratio measured / estimate.
 
 Usage::
 
@@ -31,7 +31,7 @@ _CHILD = r"""
 import json, os, sys, threading, time
 import numpy as np
 from optitree import OptimalTreeClassifier, OptimalTreeRegressor
-from optitree._memory import estimate_peak_bytes, solve_profile
+from optitree.model._memory import estimate_peak_bytes, solve_profile
 
 def kib(path, keys):
     try:

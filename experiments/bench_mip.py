@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 
 from optitree import OptimalTreeClassifier
-from optitree._memory import estimate_bytes
+from optitree.model._memory import estimate_bytes
 from optitree.formulations import FlowOCTFormulation, OCTFormulation
 
 

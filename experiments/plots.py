@@ -223,7 +223,7 @@ def _first_seed_traces(df, by_id):
 
 
 def _progress(sub, by_id, plt):
-    from optitree._plot import plot_progress
+    from optitree.views._plot import plot_progress
 
     mip = _first_seed_traces(sub, by_id)
     if not len(mip):
@@ -282,7 +282,7 @@ def _gap_over_time(df, by_id, plt):
 def _regions(sub, by_id, plt):
     """Decision regions side by side for a 2-feature dataset, at depth 2 if run (else the largest depth)."""
     from greedy import Tree
-    from optitree._plot import plot_decision_regions
+    from optitree.views._plot import plot_decision_regions
 
     rows = sub[sub["run_id"].map(lambda i: (by_id[i].data or {}).get("n_features") == 2)]
     rows = rows[rows["task"] == "classification"]

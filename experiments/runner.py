@@ -238,12 +238,12 @@ def _stop_on_signals():
     """Turn SIGINT/SIGTERM into :class:`GridInterrupted` in the main thread (handlers restored on exit).
 
     A fit running in this process (a serial grid) is asked to stop first, with every later fit
-    of its run (:func:`optitree._progress.request_stop`): raising inside a solver's callback or a
+    of its run (:func:`optitree.pipeline.request_stop`): raising inside a solver's callback or a
     compiled kernel would be lost (HiGHS returned the start as an ``"error"`` and the run was
     recorded as done). The grid then stops before writing that run's record (``run_grid``).
     A second signal raises at once.
     """
-    from optitree._progress import clear_stop, request_stop
+    from optitree.pipeline import clear_stop, request_stop
 
     caught: list[int] = []
 

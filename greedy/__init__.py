@@ -6,7 +6,8 @@ imports ``optitree``, ``experiments``, ``pyomo`` or ``highspy``.
 
 from ._tree import LEAF_FEATURE, OBLIQUE, TREE_LEAF, Tree, midpoint_threshold
 from ._criteria import AdditiveCriterion, Criterion, register_criterion
-from ._classes import CARTClassifier, CARTRegressor, FittedTreeMixin
+from ._cart import FittedTreeMixin
+from ._classes import CARTClassifier, CARTRegressor
 
 __all__ = ["Tree", "TREE_LEAF", "LEAF_FEATURE", "OBLIQUE", "midpoint_threshold"]
 __all__ += ["CARTClassifier", "CARTRegressor", "FittedTreeMixin", "Criterion", "AdditiveCriterion", "register_criterion"]

@@ -8,10 +8,8 @@ from greedy import Tree
 
 from . import datasets, solvers
 from .formulations import HeapTree
-from ._export import export_graphviz, export_text
-from ._plot import plot_decision_regions, plot_progress, plot_tree
-from ._classifier import OptimalTreeClassifier
-from ._regressor import OptimalTreeRegressor
+from .estimators import OptimalTreeClassifier, OptimalTreeRegressor
+from .views import export_graphviz, export_text, plot_decision_regions, plot_progress, plot_tree
 from .solvers import SolveOptions, SolverBackend, SolveResult, register_backend
 
 __all__ = ["Tree", "HeapTree"]

@@ -1,4 +1,4 @@
-"""The exact engine inside the MIP pipeline (optitree._acceleration) against independent brute force.
+"""The exact engine inside the MIP pipeline (optitree.pipeline) against independent brute force.
 
 Every "proven" answer of the accelerated classifier — certified by the engine, by the root
 bounds, or by the MIP with bound rows and screening — must equal the brute-force optimum,
@@ -12,7 +12,7 @@ pyo = pytest.importorskip("pyomo.environ")
 
 from greedy import CARTClassifier  # noqa: E402
 from optitree import OptimalTreeClassifier  # noqa: E402
-from optitree._acceleration import STAGES, parse_acceleration  # noqa: E402
+from optitree.pipeline import STAGES, parse_acceleration  # noqa: E402
 from optitree.formulations import FlowOCTFormulation  # noqa: E402
 from test_bruteforce import brute_force_errors, random_dataset  # noqa: E402
 
@@ -92,8 +92,9 @@ def test_root_bound_row_never_cuts_off_a_tree(formulation, min_leaf):
     must include it."""
     from greedy import Tree
 
-    from optitree._acceleration import ExactStage, candidate_bounds, root_bound_row
-    from optitree._warmstart import solution_violation
+    from optitree.pipeline import ExactStage
+    from optitree.pipeline._root_bounds import candidate_bounds, root_bound_row
+    from optitree.model import solution_violation
     from optitree.exact import prepare
     from optitree.formulations import FORMULATIONS
 
@@ -150,8 +151,9 @@ def test_oct_root_row_counts_the_split_that_sends_every_row_one_way():
     solution must satisfy the root row (x0's bound includes it)."""
     from greedy import Tree
 
-    from optitree._acceleration import ExactStage, candidate_bounds, root_bound_row
-    from optitree._warmstart import solution_violation
+    from optitree.pipeline import ExactStage
+    from optitree.pipeline._root_bounds import candidate_bounds, root_bound_row
+    from optitree.model import solution_violation
     from optitree.exact import prepare
     from optitree.formulations import FORMULATIONS
 

@@ -9,7 +9,7 @@ import pytest
 from scipy.optimize import linprog
 
 from optitree import OptimalTreeClassifier as _OptimalTreeClassifier
-from optitree._model import ModelSpec
+from optitree.model import ModelSpec
 from optitree.solvers import (
     SolveOptions,
     SolverBackend,

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from optitree import OptimalTreeClassifier, OptimalTreeRegressor
-from optitree._certificate import CertificateWarning, verify_certificate
+from optitree.pipeline._certificate import CertificateWarning, verify_certificate
 from test_bruteforce import brute_force_errors, random_dataset
 
 

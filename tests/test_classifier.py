@@ -9,7 +9,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from greedy import Tree
 from optitree import OptimalTreeClassifier as _OptimalTreeClassifier
-from optitree._memory import ModelTooLargeError
+from optitree.model._memory import ModelTooLargeError
 from optitree.formulations import FlowOCTFormulation
 from optitree.solvers import HighsBackend
 

@@ -1,4 +1,4 @@
-"""Root-split decomposition (optitree._decomposition) under constraints the exact engine cannot see.
+"""Root-split decomposition (optitree.pipeline._decomposition) under constraints the exact engine cannot see.
 
 Against an independent brute force over every depth-2 FlowOCT tree (each node a prediction or
 a split on any modelled threshold, each prediction any class) on tiny random sets, with a
@@ -16,9 +16,9 @@ import pytest
 pyo = pytest.importorskip("pyomo.environ")
 
 from optitree import OptimalTreeClassifier  # noqa: E402
-from optitree._certificate import CertificateWarning  # noqa: E402
-from optitree._decomposition import decompose, infeasible_fixings  # noqa: E402
-from optitree._model import ModelSpec  # noqa: E402
+from optitree.pipeline._certificate import CertificateWarning  # noqa: E402
+from optitree.pipeline._decomposition import decompose, infeasible_fixings  # noqa: E402
+from optitree.model import ModelSpec  # noqa: E402
 from optitree.solvers import SolveOptions  # noqa: E402
 from test_bruteforce import random_dataset  # noqa: E402
 
@@ -150,9 +150,10 @@ def test_a_start_that_breaks_the_quota_is_repaired_within_its_splits():
     """repair_start: the result is a solution of the model, uses a subset of the start's splits and
     costs at least the constrained optimum; the fit starts from it."""
     from greedy import CARTClassifier
-    from optitree._warmstart import repair_start, solution_violation
+    from optitree.model import solution_violation
+    from optitree.pipeline._start import repair_start
     from optitree.formulations import FlowOCTFormulation
-    from optitree._pyomo_bridge import apply_user_constraints
+    from optitree.model._user_constraints import apply_user_constraints
 
     repaired_fits = 0
     for X, y, expected in quota_instances():
@@ -258,7 +259,7 @@ def test_child_bound_row_never_exceeds_a_subtree_cost(alpha):
     """Depth 2, every root split: the bound of each child column is at most the cost of that child's best
     subtree with it (a stump on that threshold, or a leaf), thresholds that do not split the child included."""
     from optitree import exact
-    from optitree._acceleration import child_bound_row
+    from optitree.pipeline._root_bounds import child_bound_row
     from optitree.formulations import FlowOCTFormulation
 
     for seed in range(8):
@@ -342,7 +343,7 @@ def test_a_returned_tree_outside_the_model_is_never_certified(acceleration, monk
     """The safety net of every fit under user rows (not only accelerated ones): a decoded tree
     that is no solution of the model keeps no proof. Decoding is forced back to the majority
     relabelling, which breaks a one-leaf-per-class quota here."""
-    from optitree._certificate import CertificateWarning
+    from optitree.pipeline._certificate import CertificateWarning
     from optitree.formulations import FlowOCTFormulation
 
     y = np.array([0, 1, 0, 0])

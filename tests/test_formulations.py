@@ -6,7 +6,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from greedy import Tree
 from optitree.solvers import SolveOptions, solve_highs
-from optitree._warmstart import solution_violation
+from optitree.model import solution_violation
 from optitree.formulations import FlowOCTFormulation, InfeasibleStartError, OCTFormulation, leaf_ancestors
 
 FORMS = {"oct": OCTFormulation, "flow": FlowOCTFormulation}

@@ -248,7 +248,7 @@ def test_complete_training_data_exports_no_nan_routing():
     NaN in the training data they do. A NaN at prediction time still follows the training
     weight fractions (here checked against the two leaves' predictions by hand)."""
     from optitree import export_text
-    from optitree._export import node_label_lines
+    from optitree.views._export import node_label_lines
 
     rng = np.random.RandomState(0)
     X = rng.normal(size=(200, 3))

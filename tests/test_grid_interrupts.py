@@ -2,7 +2,7 @@
 
 Before: a serial grid ignored both signals during a HiGHS solve, finished with exit 0 and
 recorded the interrupted run as done with its start tree, so ``--resume`` never retried it.
-Now the running fit is asked to stop (``optitree._progress.request_stop``), the grid ends
+Now the running fit is asked to stop (``optitree.pipeline._progress.request_stop``), the grid ends
 with the signal's exit status, and the interrupted run leaves no record.
 """
 

@@ -22,7 +22,7 @@ import pytest
 
 import optitree.exact
 from optitree import OptimalTreeClassifier
-from optitree._progress import FitInterrupted, request_stop
+from optitree.pipeline._progress import FitInterrupted, request_stop
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -66,7 +66,7 @@ SCRIPT = textwrap.dedent("""
         "raised": None, "seconds": time.perf_counter() - t0, "status": r.status,
         "proven_optimal": r.proven_optimal, "objective": r.objective, "bound": r.bound, "message": r.message,
         "accuracy": float(clf.score(X, y)), "n_leaves": int(clf.tree_.n_leaves),
-        "warned": [str(w.message) for w in caught if issubclass(w.category, optitree._progress.FitInterrupted)],
+        "warned": [str(w.message) for w in caught if issubclass(w.category, optitree.pipeline._progress.FitInterrupted)],
         "isolated": r.options.get("highs_isolated"),
     }), flush=True)
 """)

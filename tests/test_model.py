@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from optitree._memory import ModelTooLargeError, check_size, estimate_bytes
-from optitree._model import ModelSpec
+from optitree.model._memory import ModelTooLargeError, check_size, estimate_bytes
+from optitree.model import ModelSpec
 
 
 def random_spec(seed=0, n_rows=(7, 5), with_duplicates=True):
@@ -258,7 +258,7 @@ def test_bad_input_raises_clear_errors(call, error, match):
 
 def test_peak_estimate_covers_the_solve_and_says_so():
     """Issue 14 item 4: the guard's estimate includes the solve (a measured per-formulation profile)."""
-    from optitree._memory import estimate_peak_bytes
+    from optitree.model._memory import estimate_peak_bytes
     from optitree.formulations import FlowOCTFormulation, OCTFormulation
 
     for form in (FlowOCTFormulation, OCTFormulation):

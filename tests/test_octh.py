@@ -114,7 +114,7 @@ def test_margin_is_validated():
 def test_start_split_closer_than_the_margin_is_moved_and_accepted():
     """CART splits between two values 1e-6 apart (scaled): not representable with margin 1e-4.
     The start is moved to the nearest gap >= margin and then satisfies every row of the model."""
-    from optitree._warmstart import solution_violation
+    from optitree.model import solution_violation
 
     x0 = np.r_[np.linspace(0, 0.5, 20), 0.5 + 1e-6, np.linspace(0.6, 1, 19)]
     X = np.column_stack([x0, np.random.default_rng(0).uniform(size=40)])
@@ -133,7 +133,7 @@ def test_start_split_closer_than_the_margin_is_moved_and_accepted():
 def test_cart_start_vectors_satisfy_every_row_and_price_like_the_tree(alpha, margin):
     """The complete start vector of a depth-2 CART tree is feasible and its objective c·x is the tree's
     (a wide margin forces threshold moves and tests that b is set from the samples reaching each node)."""
-    from optitree._warmstart import solution_violation
+    from optitree.model import solution_violation
 
     for seed in range(8):
         rng = np.random.default_rng(seed)

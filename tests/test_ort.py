@@ -6,7 +6,7 @@ from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from greedy import Tree
-from optitree._regressor import OptimalTreeRegressor
+from optitree.estimators import OptimalTreeRegressor
 from optitree.solvers import SolveOptions, solve_highs
 from optitree.formulations.ort import ORTFormulation, squared_tangents
 
@@ -242,7 +242,7 @@ def test_user_constraints_reach_the_model():
 
 @pytest.mark.parametrize("params", [dict(), dict(alpha=0.1), dict(leaf_model="linear"), dict(loss="squared")])
 def test_cart_start_vectors_satisfy_every_row_and_price_like_the_tree(params):
-    from optitree._warmstart import solution_violation
+    from optitree.model import solution_violation
 
     for seed in range(5):
         X, y = random_set(200 + seed, n=12)

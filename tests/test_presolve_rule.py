@@ -11,7 +11,7 @@ from test_solve import multi_knapsack
 
 from optitree import OptimalTreeClassifier
 from optitree.solvers import SolveOptions, solve_highs
-from optitree.solvers import highs as highs_backend
+from optitree.solvers import _presolve as presolve_rule
 from optitree.solvers.highs import (
     PRESOLVE_SHARE,
     predicted_presolve_time,
@@ -90,7 +90,7 @@ def test_rule_reaches_highs(monkeypatch):
     # the option HiGHS runs with is the rule's choice
     spec, _ = multi_knapsack()
     h = spec.to_highs()
-    monkeypatch.setattr(highs_backend, "PRESOLVE_SHARE", 0.0)
+    monkeypatch.setattr(presolve_rule, "PRESOLVE_SHARE", 0.0)
     result, _ = solve_highs(h, SolveOptions(time_limit=10.0))
     assert h.getOptionValue("presolve")[1] == "off"
     assert result.options["highs_presolve"] == "off"

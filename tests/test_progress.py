@@ -4,9 +4,9 @@ import io
 
 import numpy as np
 
-import optitree._progress as progress
+import optitree.pipeline._progress as progress
 from optitree import OptimalTreeClassifier
-from optitree._progress import ProgressLine
+from optitree.pipeline._progress import ProgressLine
 
 
 def test_progress_line_in_training_errors(monkeypatch, capsys):

@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from optitree._model import ModelSpec
-from optitree._pyomo_bridge import apply_user_constraints, pyomo_mirror
+from optitree.model import ModelSpec
+from optitree.model._user_constraints import apply_user_constraints, pyomo_mirror
 from optitree.solvers import SolveOptions, solve_highs, solve_pyomo
 
 VALUE = np.array([6.0, 5.0, 4.0, 3.0, 2.0])

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from optitree._model import ModelSpec
+from optitree.model import ModelSpec
 from optitree.solvers import STATUSES, SolveOptions, SolveResult, relative_gap, solve_highs, solve_pyomo
 from optitree.solvers import pyomo as pyomo_backend
 

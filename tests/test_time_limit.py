@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.datasets import load_iris
 
 from optitree import OptimalTreeClassifier, exact
-from optitree import _estimator
+from optitree.pipeline import _fit as fit_pipeline
 from optitree.solvers import SolveOptions, solve_highs
 from optitree.solvers import highs as highs_backend
 from test_solve import multi_knapsack
@@ -57,7 +57,7 @@ def test_engine_compilation_is_build_time_not_charged_to_the_limit(monkeypatch):
         clock.offset += 1000.0
         return 1000.0
 
-    monkeypatch.setattr(_estimator, "time", clock)
+    monkeypatch.setattr(fit_pipeline, "time", clock)
     monkeypatch.setattr(exact, "warm_up", slow_warm_up)
     X, y = load_iris(return_X_y=True)
     clf = OptimalTreeClassifier(max_depth=2, formulation="oct", acceleration="start", time_limit=50.0,

@@ -1,6 +1,6 @@
 """MIP formulations of depth-bounded decision trees.
 
-Each formulation builds a :class:`~optitree._model.ModelSpec` from training data with
+Each formulation builds a :class:`~optitree.model.ModelSpec` from training data with
 vectorised numpy row blocks, maps start trees to MIP starts, decodes solutions to
 :class:`greedy.Tree` objects in original feature units, and recomputes its objective
 from a tree with numpy (:meth:`~TreeFormulation.objective_of_tree`). What depends on

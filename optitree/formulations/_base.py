@@ -40,7 +40,7 @@ import numpy as np
 
 from greedy import LEAF_FEATURE, OBLIQUE, TREE_LEAF, Tree, midpoint_threshold
 
-from .._warmstart import solution_violation
+from ..model import solution_violation
 from ._heap import CompleteTreeShape, HeapTree, from_heap
 from ._task import ClassificationTask, Task, power_of_two_scale
 
@@ -118,7 +118,7 @@ class TreeFormulation(CompleteTreeShape, ABC):
     name = "base"
     #: The task policy class this formulation models (the registry's task).
     task_type: ClassVar[type[Task]] = ClassificationTask
-    #: Peak memory of a solve, ``(base bytes, bytes per non-zero)`` (``optitree._memory.estimate_peak_bytes``);
+    #: Peak memory of a solve, ``(base bytes, bytes per non-zero)`` (``optitree.model._memory.estimate_peak_bytes``);
     #: calibrated per formulation with ``python -m experiments.bench_memory``.
     solve_memory = (150 * 2**20, 550)
     #: Whether the model's objective is the true objective of its tree (False: it
@@ -209,7 +209,7 @@ class TreeFormulation(CompleteTreeShape, ABC):
 
     @abstractmethod
     def build(self):
-        """Build and return the :class:`~optitree._model.ModelSpec`; also sets ``spec`` and ``vars``."""
+        """Build and return the :class:`~optitree.model.ModelSpec`; also sets ``spec`` and ``vars``."""
 
     @abstractmethod
     def _heap_from_solution(self, x: np.ndarray) -> HeapTree:
@@ -242,7 +242,7 @@ class TreeFormulation(CompleteTreeShape, ABC):
         The fit pipeline (:func:`optitree.solvers.resolve.solve_adding_rows`) calls this after
         every solve that returned a solution ``x`` (every column of :attr:`spec`;
         ``result`` is its :class:`~optitree.solvers.SolveResult`). Each row block is a
-        tuple of :meth:`ModelSpec.add_rows <optitree._model.ModelSpec.add_rows>`
+        tuple of :meth:`ModelSpec.add_rows <optitree.model.ModelSpec.add_rows>`
         arguments ``(name, n_rows, rows, cols, vals, lb, ub)`` with a new block name;
         the pipeline adds them to the loaded solver and solves again, warm from ``x``,
         within the remaining time limit, until this returns None (or no rows) or the
@@ -420,7 +420,7 @@ class TreeFormulation(CompleteTreeShape, ABC):
         root splits and none when it is a leaf; ``feature[c]`` is the split feature of
         column ``c`` and ``threshold[c]`` its threshold, or ``threshold`` is None when a
         column stands for every threshold of its feature
-        (:func:`optitree._acceleration.root_bound_row`). Default: None (no root rows).
+        (:func:`optitree.pipeline._engine.root_bound_row`). Default: None (no root rows).
         """
         return None
 

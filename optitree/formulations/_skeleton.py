@@ -3,7 +3,7 @@
 Bertsimas & Dunn's skeleton — split hierarchy, sample-to-leaf assignment, leaf use and
 leaf size — and the classification leaves (labels, misclassified weight) are the same
 in OCT and OCT-H; ORT reuses the skeleton with regression leaves. Each ``add_*``
-function appends its variable / row blocks to a :class:`~optitree._model.ModelSpec`
+function appends its variable / row blocks to a :class:`~optitree.model.ModelSpec`
 for a formulation ``form`` (a :class:`~optitree.formulations.TreeFormulation`); the
 ``_*_rows`` / ``_*_nnz`` functions give their sizes for ``estimate_size``; the
 ``set_*_start`` functions write a tree's values of those blocks into a solution vector.

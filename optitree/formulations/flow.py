@@ -64,7 +64,7 @@ import numpy as np
 
 from greedy import Tree, midpoint_threshold
 
-from .._model import ModelSpec
+from ..model import ModelSpec
 from ._base import TreeFormulation
 from ._heap import PASS_THROUGH, HeapTree
 
@@ -72,7 +72,7 @@ __all__ = ["FlowOCTFormulation"]
 
 
 class FlowOCTFormulation(TreeFormulation):
-    """FlowOCT as a :class:`~optitree._model.ModelSpec` (see module docstring).
+    """FlowOCT as a :class:`~optitree.model.ModelSpec` (see module docstring).
 
     Parameters
     ----------

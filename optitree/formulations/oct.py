@@ -53,7 +53,7 @@ import warnings
 
 import numpy as np
 
-from .._model import ModelSpec
+from ..model import ModelSpec
 from ._base import TreeFormulation
 from ._heap import PASS_THROUGH, HeapTree, to_heap
 from ._skeleton import (
@@ -67,7 +67,7 @@ _EPS_WARN = 1e-5
 
 
 class OCTFormulation(TreeFormulation):
-    """Bertsimas & Dunn's OCT as a :class:`~optitree._model.ModelSpec` (see module docstring).
+    """Bertsimas & Dunn's OCT as a :class:`~optitree.model.ModelSpec` (see module docstring).
 
     Parameters
     ----------

@@ -59,7 +59,7 @@ import numpy as np
 
 from greedy import OBLIQUE, Tree, midpoint_threshold
 
-from .._model import ModelSpec
+from ..model import ModelSpec
 from ._base import TreeFormulation
 from ._heap import PASS_THROUGH, HeapTree
 from ._skeleton import (
@@ -73,7 +73,7 @@ _MARGIN_FLOOR = 1e-5  # below this the margin drowns in the solver's tolerances
 
 
 class OCTHFormulation(TreeFormulation):
-    """OCT-H as a :class:`~optitree._model.ModelSpec` (see the module docstring).
+    """OCT-H as a :class:`~optitree.model.ModelSpec` (see the module docstring).
 
     Parameters
     ----------

@@ -46,7 +46,7 @@ import numpy as np
 
 from greedy import Tree
 
-from .._model import ModelSpec
+from ..model import ModelSpec
 from ._skeleton import _skeleton_nnz, _skeleton_rows, add_skeleton_rows, set_skeleton_start
 from ._task import LEAF_MODELS, LOSSES, RegressionTask
 from .oct import OCTFormulation
@@ -66,7 +66,7 @@ def squared_tangents(max_residual: float) -> np.ndarray:
 
 
 class ORTFormulation(OCTFormulation):
-    """Optimal regression tree (ORT / ORT-L) as a :class:`~optitree._model.ModelSpec`.
+    """Optimal regression tree (ORT / ORT-L) as a :class:`~optitree.model.ModelSpec`.
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """The solver-backend contract and the registry keyed by the estimators' ``solver=`` string.
 
-A backend holds one :class:`~optitree._model.ModelSpec` loaded into one solver::
+A backend holds one :class:`~optitree.model.ModelSpec` loaded into one solver::
 
     backend = make_backend("highs", spec)          # build (hand the model to the solver)
     backend.set_start({j: v, ...}, source="cart")  # optional sparse MIP start
@@ -22,7 +22,7 @@ from typing import Callable, ClassVar
 
 import numpy as np
 
-from .._model import ModelSpec, RowBlock
+from ..model import ModelSpec, RowBlock
 from .results import SolveOptions, SolveResult
 
 __all__ = [

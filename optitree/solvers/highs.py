@@ -1,6 +1,6 @@
 """The HiGHS backend (``solver="highs"``): the one place that drives :class:`highspy.Highs`.
 
-:func:`compile_highs` hands a :class:`~optitree._model.ModelSpec` to HiGHS in one
+:func:`~optitree.model.compile_highs` hands a :class:`~optitree.model.ModelSpec` to HiGHS in one
 ``passModel`` call; :func:`solve_highs` runs a built ``Highs`` with explicit options
 (``mip_rel_gap`` always set: HiGHS's default is not 0), an optional sparse MIP start
 (``setSolution``), a progress trace from the ``cbMipImprovingSolution`` and
@@ -21,70 +21,23 @@ solutions to this process and is killed ``max(HARD_LIMIT_SLACK * time_limit, HAR
 after the limit; the result then keeps the last incumbent and bound the child reported, with
 termination ``"time_limit"`` and a note in ``result.message``.
 
-Presolve rule (:func:`presolve_setting`): HiGHS's MIP presolve runs dominated-column
-detection (``HPresolve::dominatedColumns``), which checks no clock and which
-``presolve_rule_off`` cannot switch off (it is below ``kPresolveRuleFirstAllowOff``), and
-probing, which checks the clock once per probed binary. On FlowOCT without the exact engine
-(breast_cancer, depth 2, 10 s limit; HiGHS 1.16, 2 shared cores) the run stopped after 14.7 s
-by default, 11.8 s with probing off (``presolve_rule_off`` bit 15: dominated columns then
-took 10.5 s), 19.4 s with aggregator, parallel rows/columns and sparsify off (probing then
-overran), and 14.6-14.8 s with enumeration or dependent equations off. Only
-``presolve="off"`` bounds the time, so the rule chooses between HiGHS's default
-(``"choose"``) and ``"off"``: presolve is switched off when its predicted time exceeds
-``PRESOLVE_SHARE`` (half) of the run's time limit; without a limit, or with presolve not
-requested (:attr:`SolveOptions.presolve` False, e.g. the decomposition's small sub-MIPs), it
-never switches presolve on or off. The choice is recorded in ``result.options["highs_presolve"]``,
-and a rule-made ``"off"`` in a note of ``result.message``.
-
-The prediction, :func:`predicted_presolve_time`, is ``1.6 s * (work / 1e5) ** 1.22`` with
-``work = columns * non-zeros / rows`` (columns times the mean row length), a least-squares
-fit of the time from ``run()`` to the first MIP callback (presolve and setup, no time limit)
-over 19 FlowOCT, OCT and OCT-H models; the measured time was 0.71-1.64x the prediction (a fit
-on non-zeros alone left residuals 3.6x wider, on rows alone 2x). Measured, a subset
-(seconds to the first MIP callback with presolve and without, in fits with the CART start,
-whose completing LP is included):
-
-==============================  ================================  ========  =====
-model                           rows, columns, non-zeros           presolve  off
-==============================  ================================  ========  =====
-FlowOCT d=2 wine                7 363, 10 098, 42 952              0.70      0.04
-FlowOCT d=2 digits[:300]        8 159, 8 567, 116 191              1.82      0.08
-FlowOCT d=2 digits[:600]        14 330, 13 109, 235 861            6.72      0.17
-FlowOCT d=2 breast_cancer       57 324, 99 847, 359 266            13.4      0.36
-FlowOCT d=2 generated n=1000    79 954, 133 901, 459 498           21.4      0.59
-FlowOCT d=2 generated n=2000    159 954, 267 901, 919 498          72.5      1.37
-FlowOCT d=3 wine                16 703, 23 082, 99 276             1.70      0.11
-FlowOCT d=3 digits[:600]        31 834, 28 973, 547 137            8.01      0.41
-FlowOCT d=3 breast_cancer       132 236, 231 455, 835 258          32.8      1.02
-OCT d=2 breast_cancer           7 437, 2 400, 159 083              0.51      0.05
-OCT d=2 digits[:600]            7 904, 2 690, 244 805              1.60      0.07
-OCT d=3 breast_cancer           18 865, 4 832, 463 467             2.00      0.14
-OCT d=3 digits[:600]            20 016, 5 446, 719 629             4.39      0.23
-OCT-H d=2 digits[:600]          8 615, 3 074, 185 752              0.93      0.30
-==============================  ================================  ========  =====
-
-(generated: ``make_classification(n, 20 features, 6 informative, random_state=0)``; OCT
-with ``feature_scaling="rank"``.) ``python -m experiments.bench_time_limit --presolve``
-repeats these measurements on the bare models (no start); a repeat while another heavy process
-shared the machine measured 0.69-1.76x the prediction (FlowOCT d=2 generated n=2000: 79.0 s,
-digits[:600]: 7.1 s). With that worst case, a presolve allowed by the rule ends by 88 % of
-the limit.
+The presolve rule (:func:`~optitree.solvers._presolve.presolve_setting`) and its measurements are in
+:mod:`optitree.solvers._presolve`.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import re
-import sys
 import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._model import ModelSpec
+from ..model import compile_highs
 from .._provenance import package_versions
+from ._presolve import PRESOLVE_SHARE, predicted_presolve_time, presolve_setting
 from ._forked import FORK_AVAILABLE, ForkFailed, run_forked
 from .base import SolverBackend, check_start, finite, register_backend
 from .results import SolveOptions, finished_result, relative_gap
@@ -107,77 +60,6 @@ START_TOL = 1e-6
 # "feasible, objective value is X" (HiGHS 1.15) or "feasible: objective value is X" (1.16)
 START_LOG = re.compile(r"MIP start solution is feasible[,:] objective value is\s*(\S+)")
 _SCHEDULER_LOG = "scheduler has already been initialized"
-
-
-_BANNER_SHOWN = False
-
-
-def _new_highs(verbose: bool):
-    """A :class:`highspy.Highs`; the first one of the process prints HiGHS's banner on C's stdout.
-
-    HiGHS 1.16 prints "Running HiGHS ... Copyright" from the first constructor, before any
-    option can be set: unless ``verbose``, file descriptor 1 points to ``/dev/null`` while it runs.
-    """
-    import highspy
-
-    global _BANNER_SHOWN
-    if _BANNER_SHOWN or verbose:
-        _BANNER_SHOWN = True
-        return highspy.Highs()
-    _BANNER_SHOWN = True
-    if sys.stdout is not None:
-        sys.stdout.flush()
-    try:
-        saved = os.dup(1)
-    except OSError:  # no file descriptor 1: nothing to print to
-        return highspy.Highs()
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-            return highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
-def compile_highs(spec: ModelSpec, verbose: bool = False, names: bool = False):
-    """Compile ``spec`` to a :class:`highspy.Highs` model with one ``passModel`` call.
-
-    Parameters
-    ----------
-    spec : ModelSpec
-    verbose : bool, default=False
-        Keep HiGHS's console output on (off otherwise).
-    names : bool, default=False
-        Also pass column/row names ``block(i,j)`` (a Python loop over columns and
-        rows: meant for file export, not for solving large models).
-    """
-    import highspy
-
-    h = _new_highs(verbose)
-    h.setOptionValue("output_flag", bool(verbose))
-    h.setOptionValue("log_to_console", bool(verbose))
-    cost, col_lb, col_ub, integrality = spec.column_arrays()
-    row_lb, row_ub = spec.row_bounds()
-    csc = spec.to_csc()
-    status = h.passModel(
-        spec.n_cols, spec.n_rows, int(csc.nnz),
-        int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize),
-        float(spec.objective_offset),
-        cost, col_lb, col_ub, row_lb, row_ub,
-        csc.indptr.astype(np.int32, copy=False),
-        csc.indices.astype(np.int32, copy=False),
-        csc.data, integrality,
-    )
-    del csc
-    if status == highspy.HighsStatus.kError:
-        raise ValueError(f"HiGHS rejected model {spec.name!r} in passModel")
-    if names:
-        for j, col_name in enumerate(spec.column_names()):
-            h.passColName(j, col_name)
-        for i, row_name in enumerate(spec.row_names()):
-            h.passRowName(i, row_name)
-    return h
 
 
 @register_backend
@@ -234,68 +116,6 @@ def ensure_scheduler(threads: int, force: bool = False) -> None:
         if force or _scheduler_threads not in (None, threads):
             highspy.Highs.resetGlobalScheduler(True)
         _scheduler_threads = threads
-
-
-# ---------------------------------------------------------------------- presolve rule
-#: HiGHS's MIP presolve time predicted from the model's size: with ``work = n_cols * n_nonzeros /
-#: n_rows`` (columns times the mean row length), ``PRESOLVE_SECONDS * (work / PRESOLVE_WORK) **
-#: PRESOLVE_EXPONENT`` seconds, a least-squares fit of log time on log work over the measured
-#: models (module docstring), which took at most 1.76x the prediction.
-PRESOLVE_SECONDS = 1.6
-PRESOLVE_WORK = 100_000
-PRESOLVE_EXPONENT = 1.22
-#: Presolve runs when its predicted time is at most this share of the time limit: the slowest
-#: measured presolve (1.76x its prediction) then ends by 88 % of the limit.
-PRESOLVE_SHARE = 0.5
-
-
-def predicted_presolve_time(n_rows: int, n_cols: int, n_nonzeros: int) -> float:
-    """Predicted seconds of HiGHS's MIP presolve for a model of the given size.
-
-    Parameters
-    ----------
-    n_rows, n_cols, n_nonzeros : int
-        Rows, columns and non-zeros of the constraint matrix.
-
-    Returns
-    -------
-    float
-        ``PRESOLVE_SECONDS * (work / PRESOLVE_WORK) ** PRESOLVE_EXPONENT`` with
-        ``work = n_cols * n_nonzeros / n_rows``; 0 for a model without rows.
-    """
-    if n_rows <= 0:
-        return 0.0
-    work = n_cols * n_nonzeros / n_rows
-    return PRESOLVE_SECONDS * (work / PRESOLVE_WORK) ** PRESOLVE_EXPONENT
-
-
-def presolve_setting(presolve: bool, n_rows: int, n_cols: int, n_nonzeros: int, time_limit: float | None) -> str:
-    """HiGHS's ``presolve`` option for a run: ``"choose"`` (HiGHS's default) or ``"off"``.
-
-    Parameters
-    ----------
-    presolve : bool
-        Whether presolve is requested (:attr:`SolveOptions.presolve`); False always gives ``"off"``.
-    n_rows, n_cols, n_nonzeros : int
-        Rows, columns and non-zeros of the model.
-    time_limit : float or None
-        The run's time limit in seconds; None keeps HiGHS's default.
-
-    Returns
-    -------
-    str
-        ``"off"`` when presolve is not requested, or when its predicted time
-        (:func:`predicted_presolve_time`) exceeds ``PRESOLVE_SHARE`` of ``time_limit``: parts of
-        HiGHS's presolve check no clock, so such a run would overshoot the limit; ``"choose"``
-        otherwise.
-    """
-    if not presolve:
-        return "off"
-    if time_limit is not None and (
-        predicted_presolve_time(n_rows, n_cols, n_nonzeros) > PRESOLVE_SHARE * time_limit
-    ):
-        return "off"
-    return "choose"
 
 
 # ---------------------------------------------------------------------- one run

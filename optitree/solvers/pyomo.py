@@ -17,7 +17,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from .._model_pyomo import pyomo_constraint
+from ..model._pyomo import pyomo_constraint
 from .._provenance import package_versions
 from .base import SolverBackend, check_start, finite, register_backend
 from .highs import START_LOG, compile_highs, ensure_scheduler, solve_highs

@@ -22,7 +22,7 @@ __all__ = ["solve_adding_rows", "RowsCallback"]
 
 RowsCallback = Callable[[np.ndarray, SolveResult], "list[tuple] | None"]
 """``rows_after_solve(x, result)``: row blocks to add, each a tuple of
-:meth:`ModelSpec.add_rows <optitree._model.ModelSpec.add_rows>` arguments
+:meth:`ModelSpec.add_rows <optitree.model.ModelSpec.add_rows>` arguments
 ``(name, n_rows, rows, cols, vals, lb, ub)``, or None (or an empty list) to stop."""
 
 

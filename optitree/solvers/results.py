@@ -145,7 +145,7 @@ class SolveResult:
     ``{"name": "errors", "scale": s}`` means ``objective / s`` training errors (weighted);
     :func:`optitree.plot_progress` and the progress line show those. None: objective units.
     ``acceleration`` records what the exact engine contributed (start, bound rows,
-    screening, a certificate; :class:`optitree._acceleration.ExactStage`), None without it.
+    screening, a certificate; :class:`optitree.pipeline._engine.ExactStage`), None without it.
     """
 
     termination: str

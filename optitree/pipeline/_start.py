@@ -11,11 +11,15 @@ its discrete part is handed to the solver. A start that violates the user's rows
 
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import replace
 
 from greedy import Tree
 
-__all__ = ["tree_from_init", "solution_violation", "tree_violation", "repair_start"]
+from ..formulations import InfeasibleStartError
+from ..model import solution_violation
+from ..solvers import make_backend
+
+__all__ = ["tree_from_init", "tree_violation", "repair_start", "encode_start", "better_start", "repaired_start"]
 
 
 def tree_from_init(
@@ -65,34 +69,8 @@ def tree_from_init(
     return tree, source
 
 
-def solution_violation(spec, x, tol: float = 1e-6) -> str | None:
-    """Why ``x`` is not a feasible solution of ``spec`` (None if it is).
-
-    Checks column bounds, integrality and every row block, with an absolute tolerance
-    ``tol`` scaled by ``max(1, |bound|)``; names the first violated block.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    for block in spec.var_blocks.values():
-        v = x[block.start: block.start + block.size]
-        if (v < block.lb - tol).any() or (v > block.ub + tol).any():
-            return f"variable block {block.name!r} out of bounds"
-        if block.integer and (np.abs(v - np.round(v)) > tol).any():
-            return f"variable block {block.name!r} not integral"
-    ax = spec.to_csr() @ x
-    for block in spec.row_blocks.values():
-        r = ax[block.start: block.start + block.n_rows]
-        lo = block.lb - tol * np.maximum(1.0, np.abs(block.lb))
-        hi = block.ub + tol * np.maximum(1.0, np.abs(block.ub))
-        bad = np.flatnonzero((r < lo) | (r > hi))
-        if bad.size:
-            return f"row {int(bad[0])} of block {block.name!r} violated"
-    return None
-
-
 def tree_violation(form, spec, tree) -> str | None:
     """Why ``tree`` (canonical, or decoded) is no solution of ``spec``, or None: its start vector checked."""
-    from .formulations import InfeasibleStartError
-
     try:
         return solution_violation(spec, form.start_vector(tree))
     except InfeasibleStartError as exc:
@@ -127,9 +105,6 @@ def repair_start(form, spec, tree, *, solver, options):
     greedy.Tree or None
         None when the start cannot be encoded, or no solution within its splits was found.
     """
-    from .formulations import InfeasibleStartError
-    from .solvers import make_backend
-
     try:
         x0 = form.start_vector(form.prepare_start(tree, prune=False)[0])
     except InfeasibleStartError:
@@ -142,3 +117,74 @@ def repair_start(form, spec, tree, *, solver, options):
         return None
     repaired = form.decode(spec, x)  # a solution of `sub` is one of `spec`
     return repaired if tree_violation(form, spec, repaired) is None else None
+
+
+def encode_start(form, spec, given):
+    """The start ``given`` = (tree, source) as the solver receives it: (tree, solver start, source, notes).
+
+    The tree is made canonical on the training data and encoded; a start the formulation
+    cannot encode or that violates the model gives ``(None, None, source, notes)`` with the
+    reason in ``notes``; no start gives ``(None, None, None, [])``.
+    """
+    notes: list[str] = []
+    tree, source = given
+    if tree is None:
+        return None, None, None, notes
+    tree, note = form.prepare_start(tree)
+    if note:
+        notes.append(f"start: {note}")
+    try:
+        x0 = form.start_vector(tree)
+    except InfeasibleStartError as exc:
+        notes.append(f"start not used: {exc}")
+        return None, None, source, notes
+    why = solution_violation(spec, x0)
+    if why is not None:
+        notes.append(f"start not used: it violates the model ({why})")
+        return None, None, source, notes
+    return tree, form.solver_start(x0), source, notes
+
+
+def better_start(form, spec, current, engine_tree, notes):
+    """``current`` (tree, solver start, source) or the engine's tree, whichever feasible one is better."""
+    tree, note = form.prepare_start(engine_tree)
+    try:
+        x0 = form.start_vector(tree)
+    except InfeasibleStartError as exc:
+        notes.append(f"engine start not used: {exc}")
+        return current
+    why = solution_violation(spec, x0)
+    if why is not None:
+        notes.append(f"engine start not used: it violates the model ({why})")
+        return current
+    if current[0] is not None and form.objective_of_tree(current[0]) <= form.objective_of_tree(tree):
+        return current
+    if note:
+        notes.append(f"engine start: {note}")
+    return tree, form.solver_start(x0), "exact"
+
+
+def repaired_start(form, spec, candidates, current, options, notes, *, solver):
+    """The best of ``candidates`` (tree, source) repaired to a solution of ``spec``, else ``current``.
+
+    Each repair (:func:`repair_start`: some of the tree's splits, labels re-chosen by a MIP)
+    gets 5 % of the time limit; the source becomes ``"repaired <source>"``.
+    """
+    share = None if options.time_limit is None else 0.05 * options.time_limit
+    repair_options = replace(options, time_limit=share, verbose=False)
+    best = current
+    best_objective = None
+    for tree, source in candidates:
+        if tree is None:
+            continue
+        repaired = repair_start(form, spec, tree, solver=solver, options=repair_options)
+        if repaired is None:
+            continue
+        objective = form.objective_of_tree(repaired)
+        if best_objective is None or objective < best_objective:
+            best_objective = objective
+            best = (repaired, form.solver_start(form.start_vector(repaired)), f"repaired {source}")
+    if best_objective is not None:
+        notes.append(f"start: {best[2]} (within its splits, the rest re-chosen to meet the model; "
+                     f"objective {best_objective:.10g})")
+    return best

@@ -1,4 +1,4 @@
-"""LP and MPS files of a :class:`~optitree._model.ModelSpec`."""
+"""LP and MPS files of a :class:`~optitree.model.ModelSpec`."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def write_model(spec, path) -> None:
         raise ValueError(f"write() supports .lp and .mps files, got {path!r}")
     import highspy
 
-    from .solvers.highs import compile_highs
+    from ._highs import compile_highs
 
     h = compile_highs(spec, names=True)
     if h.writeModel(path) == highspy.HighsStatus.kError:

@@ -1,4 +1,4 @@
-"""Pyomo emission of a :class:`~optitree._model.ModelSpec` (Pyomo is imported by the callers, lazily).
+"""Pyomo emission of a :class:`~optitree.model.ModelSpec` (Pyomo is imported by the callers, lazily).
 
 One indexed ``Var`` per variable block (same name; index = tuples over the block shape,
 ints for 1-d blocks, a scalar ``Var`` for shape ``()``), domain ``Binary`` for integer
@@ -54,7 +54,7 @@ def add_pyomo_vars(pyo, spec, model) -> list:
 
 
 def pyomo_constraint(pyo, block, columns):
-    """The indexed ``Constraint`` of a :class:`~optitree._model.RowBlock` over ``columns`` (spec order)."""
+    """The indexed ``Constraint`` of a :class:`~optitree.model.RowBlock` over ``columns`` (spec order)."""
     indptr, indices, data = block.indptr, block.indices, block.data
     lb = [None if not np.isfinite(v) else float(v) for v in block.lb]
     ub = [None if not np.isfinite(v) else float(v) for v in block.ub]

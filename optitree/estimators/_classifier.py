@@ -13,10 +13,10 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from greedy import CARTClassifier
 
-from ._acceleration import model_units, parse_acceleration
-from ._categorical import encode_categories
-from ._estimator import _OptimalTreeBase
-from .formulations import FORMULATIONS, formulation_names
+from ..pipeline import model_units, parse_acceleration
+from ._inputs import encode_categories
+from ._base import _OptimalTreeBase
+from ..formulations import FORMULATIONS, formulation_names
 
 __all__ = ["OptimalTreeClassifier"]
 
@@ -81,12 +81,12 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         user ``constraints``, no MIP.
     acceleration : str, default="all"
         How the exact engine helps the MIP ("flow" and "oct"; see
-        :mod:`optitree._acceleration`): "all", "none", or stages joined by "+" from
+        :mod:`optitree.pipeline._engine`): "all", "none", or stages joined by "+" from
         "start" (the engine's tree as start when better and feasible), "proof" (without
         user constraints, an engine-proven tree is returned with no MIP), "rows"
         (FlowOCT root bound row), "screening" (FlowOCT root candidates that cannot beat
         the start are fixed to 0), "decompose" (FlowOCT with user ``constraints``: one
-        sub-MIP per root split, best engine bound first, :mod:`optitree._decomposition`).
+        sub-MIP per root split, best engine bound first, :mod:`optitree.pipeline._decomposition`).
         "oct-h" uses "start" only: it starts from the axis-aligned optimum, so it is never
         worse than that tree (``result_.acceleration["engine"]`` holds its objective).
         ``result_.acceleration`` records each stage.
@@ -111,14 +111,14 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         minimises, the start, the exact engine and ``result_.objective``.
     constraints : callable or None, default=None
         ``constraints(model)`` adds linear Pyomo constraints over a mirror of the
-        formulation's variable blocks (see :func:`optitree._pyomo_bridge.apply_user_constraints`).
+        formulation's variable blocks (see :func:`optitree.model._user_constraints.apply_user_constraints`).
     node_limit : int or None, default=None
         Branch-and-bound node limit.
     memory_budget : int or None, default=None
         Bytes allowed to build and solve the model (None: three quarters of the available
         memory); a model whose estimated peak (calibrated on measured fits, see
-        :func:`optitree._memory.estimate_peak_bytes`) is larger raises
-        :class:`~optitree._memory.ModelTooLargeError` before building.
+        :func:`optitree.model._memory.estimate_peak_bytes`) is larger raises
+        :class:`~optitree.model._memory.ModelTooLargeError` before building.
     verbose : int or bool, default=False
         1: a fit longer than 2 s shows one progress line on stderr (incumbent training
         errors, bound, gap, elapsed time, nodes), rewritten in place on a terminal;
@@ -146,15 +146,15 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         root LP can report far less — noted in ``result_.message``), and
         ``result_.gap`` is HiGHS's ``|objective - bound| / |objective|`` of these two.
         ``result_.proven_optimal`` only if the solver's claim holds for ``tree_``
-        (:mod:`optitree._certificate`; sample weights are scaled to order one inside
+        (:mod:`optitree.pipeline._certificate`; sample weights are scaled to order one inside
         the model): else it is withdrawn with a
-        :class:`~optitree._certificate.CertificateWarning` and the status is
+        :class:`~optitree.pipeline._certificate.CertificateWarning` and the status is
         ``"error"``, never ``"optimal"``.
     init_tree_ : greedy.Tree or None
         The start given to the solver (canonical on the training data and pruned for
         ``alpha``), None without a start.
     model_ : ModelSpec or None
-        The MIP handed to the solver (:class:`optitree._model.ModelSpec`, with user
+        The MIP handed to the solver (:class:`optitree.model.ModelSpec`, with user
         constraints and engine rows); :meth:`write_model` writes it as LP or MPS. It is
         kept with the estimator (and pickled with it). None when no MIP was built:
         ``solver="dp"`` or a fit ended by the exact engine.
@@ -248,7 +248,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         ----------
         X : array-like of shape (n_samples, n_features)
             Finite numeric features; pandas categorical columns enter as their category
-            codes (:mod:`optitree._categorical`).
+            codes (:mod:`optitree.estimators._inputs`).
         y : array-like of shape (n_samples,)
             Class labels (any hashable labels, at least two classes).
         sample_weight : array-like of shape (n_samples,), optional
@@ -285,7 +285,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         if self.class_weight is not None:  # as scikit-learn's trees: class weights multiply sample weights
             sample_weight = (_check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
                              * compute_sample_weight(self.class_weight, y))
-        self._solve(X, y_enc, sample_weight)
+        self._fit_tree(X, y_enc, sample_weight)
         self.classes_ = classes
         return self
 
@@ -303,14 +303,14 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
             min_samples_leaf=self.min_samples_leaf, sample_weight=sample_weight, **kwargs,
         )
 
-    def _exact_stage(self, form):
+    def _engine_start_only(self):
         """The engine settles or helps axis-aligned formulations (flow, oct), starts OCT-H, and is all of 'dp'.
 
         OCT-H starts from the axis-aligned optimum (an axis-aligned split is a hyperplane on one
         feature, with OCT-H's penalty ``alpha`` per feature used): never worse than it, while its
-        bound is no bound for hyperplanes (``lower_bounds=False``).
+        bound is no bound for hyperplanes.
         """
-        return self._engine_stage(form, start_only=self.formulation == "oct-h")
+        return self.formulation == "oct-h"
 
     def _progress_units(self, form):
         return ("errors" if self.alpha == 0 else "errors + alpha/split"), model_units(form)

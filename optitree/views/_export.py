@@ -134,7 +134,7 @@ def split_conditions(tree: Tree, node: int, feature_names, fmt, categories=None)
             return f"{name} not in {right}", f"{name} in {right}"
         return f"{name} in {left}", f"{name} not in {left}"
     labels = (categories or {}).get(int(f))
-    if labels:  # a threshold on ordinal category codes (optitree._categorical): codes <= t go left
+    if labels:  # a threshold on ordinal category codes (optitree.estimators._inputs): codes <= t go left
         left = "{" + ", ".join(labels[:max(int(np.floor(tree.threshold[node])) + 1, 0)]) + "}"
         return f"{feature_names[f]} in {left}", f"{feature_names[f]} not in {left}"
     lhs = linear_expression(tree.split_coef[node], feature_names, fmt) if f == OBLIQUE else feature_names[f]

@@ -3,15 +3,17 @@
 A formulation describes its model once, as *variable blocks* (named n-d arrays of
 columns sharing integrality) and vectorised *row blocks* (sparse coefficient triplets
 plus row bounds).  :class:`ModelSpec` validates and stores them as numpy arrays and
-hands out column, row and matrix arrays.  Beside it, each in its own module:
+hands out column, row and matrix arrays; :func:`solution_violation` checks a vector
+against it. Beside it in :mod:`optitree.model`, each in its own module:
 
-* :mod:`optitree.solvers.highs` compiles it to :class:`highspy.Highs` (one ``passModel``),
-* :mod:`optitree._model_pyomo` emits it as a Pyomo ``ConcreteModel``,
-* :mod:`optitree._model_files` writes ``.lp``/``.mps`` files,
-* :mod:`optitree._memory` refuses models too large to build.
+* ``_highs.py`` compiles it to :class:`highspy.Highs` (one ``passModel``),
+* ``_pyomo.py`` emits it as a Pyomo ``ConcreteModel``,
+* ``_files.py`` writes ``.lp``/``.mps`` files,
+* ``_memory.py`` refuses models too large to build,
+* ``_user_constraints.py`` turns constraints written in Pyomo into a row block.
 
 :meth:`ModelSpec.to_highs`, :meth:`ModelSpec.to_pyomo` and :meth:`ModelSpec.write` are
-shortcuts to them. The model is always
+shortcuts to them (within this package: the model never imports a solver backend). The model is always
 
 .. math::
 
@@ -30,7 +32,7 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["ModelSpec", "VarBlock", "RowBlock"]
+__all__ = ["ModelSpec", "VarBlock", "RowBlock", "solution_violation"]
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -339,8 +341,8 @@ class ModelSpec:
         return self.to_csr().tocsc()
 
     def to_highs(self, verbose: bool = False, names: bool = False):
-        """Compile to a :class:`highspy.Highs` model; see :func:`optitree.solvers.highs.compile_highs`."""
-        from .solvers.highs import compile_highs
+        """Compile to a :class:`highspy.Highs` model; see :func:`optitree.model.compile_highs`."""
+        from ._highs import compile_highs
 
         return compile_highs(self, verbose=verbose, names=names)
 
@@ -353,17 +355,17 @@ class ModelSpec:
         return [n for b in self.row_blocks.values() for n in _element_names(b.name, (b.n_rows,))]
 
     def write(self, path) -> None:
-        """Write the model to ``path`` as ``.lp`` or ``.mps`` (by suffix); see :func:`optitree._model_files.write_model`."""
-        from ._model_files import write_model
+        """Write the model to ``path`` as ``.lp`` or ``.mps`` (by suffix); see :func:`optitree.model.write_model`."""
+        from ._files import write_model
 
         write_model(self, path)
 
     def to_pyomo(self):
-        """Emit the model as a :class:`pyomo.environ.ConcreteModel`; see :mod:`optitree._model_pyomo`.
+        """Emit the model as a :class:`pyomo.environ.ConcreteModel`; see :mod:`optitree.model._pyomo`.
 
         The Pyomo variables in column order are stored in ``model._optitree_columns``.
         """
-        from ._model_pyomo import to_pyomo
+        from ._pyomo import to_pyomo
 
         return to_pyomo(self)
 
@@ -376,6 +378,30 @@ class ModelSpec:
 
 
 # ------------------------------------------------------------------ small helpers
+def solution_violation(spec, x, tol: float = 1e-6) -> str | None:
+    """Why ``x`` is not a feasible solution of ``spec`` (None if it is).
+
+    Checks column bounds, integrality and every row block, with an absolute tolerance
+    ``tol`` scaled by ``max(1, |bound|)``; names the first violated block.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    for block in spec.var_blocks.values():
+        v = x[block.start: block.start + block.size]
+        if (v < block.lb - tol).any() or (v > block.ub + tol).any():
+            return f"variable block {block.name!r} out of bounds"
+        if block.integer and (np.abs(v - np.round(v)) > tol).any():
+            return f"variable block {block.name!r} not integral"
+    ax = spec.to_csr() @ x
+    for block in spec.row_blocks.values():
+        r = ax[block.start: block.start + block.n_rows]
+        lo = block.lb - tol * np.maximum(1.0, np.abs(block.lb))
+        hi = block.ub + tol * np.maximum(1.0, np.abs(block.ub))
+        bad = np.flatnonzero((r < lo) | (r > hi))
+        if bad.size:
+            return f"row {int(bad[0])} of block {block.name!r} violated"
+    return None
+
+
 def _as_shape(shape) -> tuple[int, ...]:
     if isinstance(shape, Integral):
         shape = (shape,)

@@ -11,11 +11,11 @@ from sklearn.utils.validation import validate_data
 
 from greedy import CARTRegressor
 
-from ._acceleration import parse_acceleration
-from ._categorical import encode_categories
-from ._estimator import _OptimalTreeBase
-from .formulations import FORMULATIONS, formulation_names
-from .formulations.ort import LEAF_MODELS, LOSSES
+from ..pipeline import parse_acceleration
+from ._inputs import encode_categories
+from ._base import _OptimalTreeBase
+from ..formulations import FORMULATIONS, formulation_names
+from ..formulations.ort import LEAF_MODELS, LOSSES
 
 __all__ = ["OptimalTreeRegressor"]
 
@@ -59,7 +59,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         leaves are weighted means; ``result_.objective`` is its *exact* squared error,
         so ``result_.gap`` is honest and ``proven_optimal`` is True only if the gap
         closes (else ``result_.status`` is ``"error"``, never ``"optimal"``:
-        :mod:`optitree._certificate`). "absolute": weighted median leaves, exact in the
+        :mod:`optitree.pipeline._certificate`). "absolute": weighted median leaves, exact in the
         engine and the MIP.
     alpha : float, default=0.0
         Penalty per split, as a fraction of the baseline loss.
@@ -118,7 +118,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         Branch-and-bound node limit.
     memory_budget : int or None, default=None
         Bytes allowed to build and solve the model (None: three quarters of the available
-        memory; see :func:`optitree._memory.estimate_peak_bytes`).
+        memory; see :func:`optitree.model._memory.estimate_peak_bytes`).
     verbose : int or bool, default=False
         1: a fit longer than 2 s shows one progress line on stderr (incumbent objective,
         bound, gap, elapsed time, nodes); 2: the raw solver log.
@@ -143,13 +143,13 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         root LP can report far less — noted in ``result_.message``), and
         ``result_.gap`` is HiGHS's ``|objective - bound| / |objective|`` of these two.
         A solver's optimality claim is kept only if it holds for ``tree_`` in the
-        user's units (:mod:`optitree._certificate`; targets and weights are scaled
+        user's units (:mod:`optitree.pipeline._certificate`; targets and weights are scaled
         to order one inside the model), else it is withdrawn with a
-        :class:`~optitree._certificate.CertificateWarning`.
+        :class:`~optitree.pipeline._certificate.CertificateWarning`.
     init_tree_ : greedy.Tree or None
         The start given to the solver (canonical on the training data), None without.
     model_ : ModelSpec
-        The MIP handed to the solver (:class:`optitree._model.ModelSpec`, with user
+        The MIP handed to the solver (:class:`optitree.model.ModelSpec`, with user
         constraints); :meth:`write_model` writes it as LP or MPS. It is kept with the
         estimator (and pickled with it).
 
@@ -234,7 +234,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         ----------
         X : array-like of shape (n_samples, n_features)
             Finite numeric features; pandas categorical columns enter as their category
-            codes (:mod:`optitree._categorical`).
+            codes (:mod:`optitree.estimators._inputs`).
         y : array-like of shape (n_samples,)
             Finite real targets.
         sample_weight : array-like of shape (n_samples,), optional
@@ -259,16 +259,16 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
                                  f"(subnormal differences) where the model's target units overflow: multiply y by one "
                                  f"constant (e.g. 1e10) and divide the predictions by it")
         self._parse_allowed_features(X.shape[1])
-        self._solve(X, y, sample_weight)
+        self._fit_tree(X, y, sample_weight)
         return self
 
     @property
     def _engine_loss(self) -> str:
         return self.loss
 
-    def _exact_stage(self, form):
+    def _engine_start_only(self):
         """The engine settles constant-leaf fits and starts linear-leaf ones (which can beat its optimum)."""
-        return self._engine_stage(form, start_only=self.leaf_model == "linear")
+        return self.leaf_model == "linear"
 
     def _progress_units(self, form):
         return f"{self.loss} error" + ("" if self.alpha == 0 else " + alpha/split"), form.error_scale

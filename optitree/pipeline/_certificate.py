@@ -26,6 +26,8 @@ from __future__ import annotations
 import math
 import warnings
 
+from ._start import tree_violation
+
 __all__ = ["CertificateWarning", "OBJECTIVE_TOL", "verify_certificate", "verify_tree_in_model"]
 
 #: Tolerance of every certificate check, relative to ``max(1, |objective|)`` (module docstring).
@@ -119,8 +121,6 @@ def verify_tree_in_model(result, form, spec, tree) -> str | None:
     (e.g. one that meets a class quota only within the solver's tolerances) is returned
     uncertified — ``proven_optimal`` withdrawn with a :class:`CertificateWarning`.
     """
-    from ._warmstart import tree_violation
-
     why = tree_violation(form, spec, tree)
     if why is not None and result.proven_optimal:
         warnings.warn(f"the returned tree violates the model ({why}); result_.proven_optimal set to False",

@@ -46,9 +46,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from .solvers import make_backend, relative_gap
-from .solvers.resolve import solve_adding_rows
-from .solvers.results import finished_result
+from ..solvers import make_backend, relative_gap
+from ..solvers.resolve import solve_adding_rows
+from ..solvers.results import finished_result
 
 __all__ = ["root_candidates", "infeasible_fixings", "decompose"]
 
@@ -199,7 +199,7 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
     Parameters
     ----------
     spec : ModelSpec
-        The full model; left unchanged (each sub-MIP is a :meth:`~optitree._model.ModelSpec.derived` copy).
+        The full model; left unchanged (each sub-MIP is a :meth:`~optitree.model.ModelSpec.derived` copy).
     columns, bounds : arrays
         From :func:`root_candidates`: root columns and their engine bounds, non-decreasing.
     solver : str
@@ -213,7 +213,7 @@ def decompose(spec, columns, bounds, *, solver, options, incumbent=None, granula
         :meth:`~optitree.formulations.TreeFormulation.objective_granularity`.
     children : callable, optional
         ``children(column)`` -> ``(sides, constant)`` as
-        :func:`optitree._acceleration.child_bound_row`: the children's engine bounds when
+        :func:`optitree.pipeline._engine.child_bound_row`: the children's engine bounds when
         the root is ``column`` (``sides`` None for none), added to that sub-MIP as a bound
         row and used to fix child columns that cannot beat the cutoff (:func:`_add_children`).
     rows_after_solve : callable, optional

@@ -1,4 +1,6 @@
-"""pandas categorical columns for the optimal estimators: ordinal codes in the categories' order.
+"""Inputs of the optimal estimators: pandas categorical columns as codes, sample weights made safe.
+
+Categorical columns become ordinal codes in the categories' order.
 
 A MIP split is a threshold, so a categorical column enters the model as its category codes
 (``0 .. n_categories - 1`` in the order of ``Series.cat.categories``: the declared order of an
@@ -17,7 +19,7 @@ import numpy as np
 
 from greedy._inputs import check_text_columns
 
-__all__ = ["encode_categories"]
+__all__ = ["encode_categories", "normalise_weights"]
 
 
 def encode_categories(X, categories=None):
@@ -62,3 +64,35 @@ def encode_categories(X, categories=None):
             raise ValueError(f"categorical column {X.columns[i]!r} has categories unseen in fit: {unseen}")
         X.isetitem(i, codes.astype(np.float64))
     return X, categories
+
+
+#: Weights below the largest one times this are taken as 0 (:func:`normalise_weights`).
+NEGLIGIBLE_WEIGHT = 2.0 ** -1000
+#: The largest weight must lie within these (refused otherwise: the model's scalings would overflow).
+WEIGHT_RANGE = (2.0 ** -1000, 2.0 ** 1000)
+
+
+def normalise_weights(sample_weight):
+    """Validated non-negative weights made safe for the model and the engine; (weights, notes).
+
+    A weight below ``NEGLIGIBLE_WEIGHT`` times the largest cannot change any comparison of
+    objectives in float64 (it is below the resolution of any objective the large weights
+    reach, and 2**-1000 of them), yet the engine's and the formulation's weight units (powers
+    of two near the smallest and the largest weight) would overflow when the ratio exceeds
+    about 1.8e308 and certify wrong trees: such weights are set to 0 (the rows leave the model)
+    with a note. A largest weight outside ``WEIGHT_RANGE`` is refused: the fix is to rescale
+    all weights by one constant, which changes no optimal tree.
+    """
+    top = float(sample_weight.max(initial=0.0))
+    if top > 0 and not WEIGHT_RANGE[0] <= top <= WEIGHT_RANGE[1]:
+        raise ValueError(
+            f"sample_weight: the largest weight is {top:.3g}, outside [2**-1000, 2**1000] ({WEIGHT_RANGE[0]:.3g} .. "
+            f"{WEIGHT_RANGE[1]:.3g}), where the model's scalings overflow; multiply every weight by one constant "
+            f"(e.g. sample_weight / sample_weight.max()): the optimal tree does not change")
+    negligible = (sample_weight > 0) & (sample_weight < top * NEGLIGIBLE_WEIGHT)
+    if not negligible.any():
+        return sample_weight, []
+    sample_weight = np.where(negligible, 0.0, sample_weight)
+    return sample_weight, [
+        f"sample_weight: {int(negligible.sum())} weight(s) below 2**-1000 times the largest ({top:.3g}) taken as 0 "
+        f"(they cannot change any comparison of objectives in float64, and would overflow the weight units)"]

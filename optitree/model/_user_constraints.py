@@ -1,4 +1,4 @@
-"""User extensions written in Pyomo, compiled into a :class:`~optitree._model.ModelSpec`.
+"""User extensions written in Pyomo, compiled into a :class:`~optitree.model.ModelSpec`.
 
 The spec's variable blocks are mirrored as Pyomo ``Var`` s (same names and indices,
 no constraints); the user adds constraints to the mirror; only those are compiled with
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._model import ModelSpec
-from ._model_pyomo import add_pyomo_vars, pyomo_domain
+from ._spec import ModelSpec
+from ._pyomo import add_pyomo_vars, pyomo_domain
 
 __all__ = ["pyomo_mirror", "apply_user_constraints"]
 

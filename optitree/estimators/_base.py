@@ -1,0 +1,184 @@
+"""What the optimal estimators share: parameters, validation, the fit handed to the pipeline, accessors.
+
+``fit`` of :class:`~optitree.OptimalTreeClassifier` and :class:`~optitree.OptimalTreeRegressor`
+validates its input and parameters, then :meth:`_OptimalTreeBase._fit_tree` builds the start
+given by ``init`` and the formulation, describes the fit as a
+:class:`~optitree.pipeline.FitRequest`, runs the :class:`~optitree.pipeline.FitPipeline` and
+stores its outcome (``tree_``, ``init_tree_``, ``result_``, ``model_``). Subclasses supply what
+differs through small hooks: the formulation (:meth:`_OptimalTreeBase._formulation`), the
+greedy start (:meth:`_OptimalTreeBase._fit_cart`), the objective's name and units, the
+engine's loss and whether its trees cover the model, and notes for the result.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from abc import ABCMeta, abstractmethod
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from greedy import FittedTreeMixin
+
+from .. import exact
+from ..pipeline import FitPipeline, FitRequest
+from ..pipeline._start import tree_from_init
+from ..solvers import check_solver_available
+from ._inputs import encode_categories, normalise_weights
+
+
+class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
+    """Parameters, solve pipeline and tree accessors common to the optimal tree estimators.
+
+    Subclasses define ``__init__`` (every parameter of :attr:`_parameter_constraints`),
+    :meth:`_formulation`, :meth:`_fit_cart` and ``_task`` ("classification" or
+    "regression"), and call :meth:`_fit_tree` from ``fit`` with validated data.
+    """
+
+    _task: str
+    # what to suggest when the model exceeds the memory budget
+    _size_hint = "use fewer samples or features, or a lower max_depth"
+
+    _parameter_constraints: dict = {
+        # 2**max_depth leaves: beyond 20 no model (or engine mask) fits in memory
+        "max_depth": [Interval(numbers.Integral, 1, 20, closed="both")],
+        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+        "min_samples_leaf": [Interval(numbers.Integral, 1, None, closed="left")],
+        "time_limit": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "rel_gap": [Interval(numbers.Real, 0, None, closed="left")],
+        "threads": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "init": "no_validation",  # "cart", None, a Tree or a fitted estimator: checked in fit
+        "solver": [str],
+        "constraints": [callable, None],
+        "node_limit": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "memory_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "verbose": ["verbose"],
+    }
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "tree_")
+
+    # ------------------------------------------------------------------ hooks
+    @abstractmethod
+    def _formulation(self, X, y, sample_weight, start_tree=None):
+        """The unbuilt :class:`~optitree.formulations.TreeFormulation` for the validated data.
+
+        ``start_tree`` (the start as given, or None): a formulation with a restricted
+        candidate set keeps the start's own splits, so the start stays representable.
+        """
+
+    @abstractmethod
+    def _fit_cart(self, X, y, sample_weight, seed):
+        """The greedy start tree for ``init="cart"``."""
+
+    def _progress_units(self, form) -> tuple[str, float]:
+        """What the progress line and ``summary()`` call the objective, and model units per user unit."""
+        return "objective", 1.0
+
+    def _engine_start_only(self) -> bool:
+        """Whether the engine's trees do not cover the model (its tree a start only, its bounds no bounds)."""
+        return False
+
+    def _solve_notes(self) -> list[str]:
+        """Notes appended to ``result_.message`` after every MIP solve."""
+        return []
+
+    #: The engine's loss for this estimator's task (:func:`optitree.exact.prepare`).
+    _engine_loss = "misclassification"
+
+    # ------------------------------------------------------------------ fit
+    def _parse_allowed_features(self, n_features: int) -> None:
+        """``self._allowed``: ``allowed_features`` as one mask per branch node (heap order), or None."""
+        self._allowed = None
+        if self.allowed_features is not None:
+            try:
+                self._allowed = exact.check_allowed(np.asarray(self.allowed_features), int(self.max_depth), n_features)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"allowed_features: {exc}") from None
+
+    def _fit_tree(self, X, y, sample_weight):
+        """Fit for validated ``X`` and encoded ``y``: set ``tree_``, ``init_tree_``, ``result_``, ``model_``.
+
+        The pipeline (:class:`~optitree.pipeline.FitPipeline`) watches the fit: a progress line at
+        ``verbose=1``; the first Ctrl-C stops the running stage and returns the best tree so far
+        (status ``"interrupted"``), the second raises KeyboardInterrupt.
+        """
+        if self.solver != "dp":
+            check_solver_available(self.solver)
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sample_weight, input_notes = normalise_weights(sample_weight)
+        seed = self._seed()
+        given = self._given_start(X, y, sample_weight, seed)
+        with warnings.catch_warnings(record=True) as model_warnings:
+            # the formulation's warnings concern its MIP: shown only if one is built
+            warnings.simplefilter("always")
+            form = self._formulation(X, y, sample_weight, start_tree=given[0])
+        request = FitRequest(
+            max_depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf), solver=self.solver,
+            time_limit=None if self.time_limit is None else float(self.time_limit), rel_gap=float(self.rel_gap),
+            threads=int(self.threads), seed=seed, node_limit=self.node_limit,
+            memory_budget=None if self.memory_budget is None else int(self.memory_budget),
+            verbose=int(self.verbose), constraints=self.constraints, stages=self._stages, allowed=self._allowed,
+            max_distinct_features=self.max_distinct_features, engine_loss=self._engine_loss,
+            engine_start_only=self._engine_start_only(), units=self._progress_units(form),
+            solve_notes=tuple(self._solve_notes()), input_notes=tuple(input_notes), size_hint=self._size_hint,
+            feature_names=getattr(self, "feature_names_in_", None))
+        self.model_ = None
+        outcome = FitPipeline(request, form, X, y, sample_weight, given, model_warnings).run()
+        self.result_, self.model_ = outcome.result, outcome.model
+        if outcome.error is not None:
+            raise outcome.error
+        self.tree_, self.init_tree_ = outcome.tree, outcome.init_tree
+
+    def _seed(self) -> int:
+        if isinstance(self.random_state, numbers.Integral):
+            return int(self.random_state) % (2**31 - 1)
+        return int(check_random_state(self.random_state).randint(2**31 - 1))
+
+    def _given_start(self, X, y, sample_weight, seed):
+        """The start tree as given by ``init`` (CART or the user's) and its source; (None, None) without one."""
+        if self.init is None:
+            return None, None
+        if isinstance(self.init, str):
+            if self.init != "cart":
+                raise ValueError(f"init must be 'cart', None, a greedy.Tree or a fitted estimator, got {self.init!r}")
+            return self._fit_cart(X, y, sample_weight, seed), "cart"
+        return tree_from_init(self.init, X.shape[1], self.max_depth, task=self._task, previous_depth_class=type(self))
+
+    # ------------------------------------------------------------------ fitted tree
+    def write_model(self, path) -> None:
+        """Write the fit's MIP (``model_``) to ``path`` as ``.lp`` or ``.mps`` (by suffix).
+
+        The model is the one the solver received: formulation, user constraints and the
+        exact engine's rows and fixings (:meth:`optitree.model.ModelSpec.write`).
+
+        Raises
+        ------
+        ValueError
+            When the fit built no MIP (``model_`` is None): ``solver="dp"``, or the exact
+            engine ended the fit (its proof, or its time limit without user constraints).
+        """
+        check_is_fitted(self)
+        if self.model_ is None:
+            how = ("solver='dp' solves without a MIP" if self.solver == "dp" else
+                   "the exact engine ended the fit before a MIP was built (result_.acceleration); refit with "
+                   "an acceleration without 'proof' (e.g. acceleration='start+rows') to build and solve the MIP")
+            raise ValueError(f"this fit has no model to write: {how}")
+        self.model_.write(path)
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Normalised total weighted impurity decrease of each feature in ``tree_`` (as scikit-learn's trees)."""
+        check_is_fitted(self)
+        return self.tree_.compute_feature_importances()
+
+    def _validate_X_predict(self, X):
+        check_is_fitted(self)
+        X, _ = encode_categories(X, self.categories_)
+        return validate_data(self, X, reset=False, dtype=np.float64)
+

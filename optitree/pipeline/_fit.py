@@ -1,0 +1,452 @@
+"""One fit of an optimal tree: the stages from a built formulation to a certified result.
+
+An estimator validates its input, builds the formulation and the start it was given, and
+hands them with a :class:`FitRequest` (its parameters, nothing else) to
+:class:`FitPipeline`, whose :meth:`~FitPipeline.run` returns a :class:`FitOutcome` (tree,
+start, result, model). The stages, each a method that takes and returns values:
+
+1. :meth:`~FitPipeline.engine` — the exact engine (:mod:`optitree.exact`). Without user
+   rows its proof (or, stopped, its best tree and bound) ends the fit and no MIP is built;
+   with them it runs after the build, under the feature restrictions the rows imply.
+2. :meth:`~FitPipeline.build` — size check, the MIP (:class:`~optitree.model.ModelSpec`),
+   ``allowed_features``/``max_distinct_features`` and the user's Pyomo constraints.
+3. :meth:`~FitPipeline.start` — the given start, the engine's tree if better, a repaired one
+   if neither meets the user rows.
+4. :meth:`~FitPipeline.bounds` — the engine's bounds on the root's split candidates: a bound
+   row and screening (:mod:`optitree.pipeline._root_bounds`); they may prove the start.
+5. :meth:`~FitPipeline.backend_solve` — the backend the ``solver`` string names (rows after
+   solve added and solved again), or the root-split decomposition.
+6. :meth:`~FitPipeline.decode` — the solution as a :class:`greedy.Tree`, the start when the
+   solver found nothing better, its objective recomputed with numpy.
+7. :meth:`~FitPipeline.certificate` — the bound raised to what is known, the solver's
+   optimality claim verified against the returned tree
+   (:func:`~optitree.pipeline._certificate.verify_certificate`).
+
+The whole run is watched (:class:`~optitree.pipeline._progress.FitWatch`): a progress line at
+``verbose=1`` and Ctrl-C (the first stops the running stage and returns the best tree so far
+with status ``"interrupted"``, the second raises KeyboardInterrupt).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from greedy import Tree
+
+from .. import exact
+from ..model import ModelSpec, apply_user_constraints, check_size, solve_profile
+from ..solvers import SolveOptions, SolveResult, make_backend
+from ..solvers.resolve import solve_adding_rows
+from ._certificate import OBJECTIVE_TOL, verify_certificate, verify_tree_in_model
+from ._engine import (ExactStage, apply_engine_bounds, engine_targets, implied_restrictions, make_stage,
+                      model_units, restrict_features)
+from ._progress import FitStopped, FitWatch
+from ._results import bounds_result, engine_result, stopped_result
+from ._root_bounds import root_bounds, solve_by_decomposition
+from ._start import better_start, encode_start, repaired_start
+
+__all__ = ["FitRequest", "FitOutcome", "FitPipeline"]
+
+
+@dataclass(frozen=True)
+class FitRequest:
+    """What an estimator asks of one fit: its validated parameters.
+
+    ``allowed`` is ``allowed_features`` as one mask per branch node (heap order), ``stages``
+    the enabled stages of ``acceleration``; ``engine_start_only`` says the engine's trees do
+    not cover the model (hyperplanes, linear leaves): its tree is a start, its bounds no
+    bounds. ``units`` names the objective and gives model units per user unit (the progress
+    line and ``summary()``); ``solve_notes`` are appended to the message after a MIP solve;
+    ``input_notes`` to every result.
+    """
+
+    max_depth: int
+    min_samples_leaf: int
+    solver: str
+    time_limit: float | None = None
+    rel_gap: float = 0.0
+    threads: int = 1
+    seed: int = 0
+    node_limit: int | None = None
+    memory_budget: int | None = None
+    verbose: int = 0
+    constraints: Callable | None = None
+    stages: frozenset = frozenset()
+    allowed: np.ndarray | None = None
+    max_distinct_features: int | None = None
+    engine_loss: str = "misclassification"
+    engine_start_only: bool = False
+    units: tuple = ("objective", 1.0)
+    solve_notes: tuple = ()
+    input_notes: tuple = ()
+    size_hint: str = "use fewer samples or features, or a lower max_depth"
+    feature_names: np.ndarray | None = None
+
+    @property
+    def side_rows(self) -> bool:
+        """Whether the model has rows beyond the formulation's (user constraints, parameter limits)."""
+        return self.constraints is not None or self.max_distinct_features is not None
+
+    def solve_options(self) -> SolveOptions:
+        return SolveOptions(time_limit=self.time_limit, rel_gap=self.rel_gap, threads=self.threads,
+                            random_seed=self.seed, node_limit=self.node_limit, verbose=self.verbose >= 2)
+
+
+@dataclass
+class FitOutcome:
+    """What a fit returns: the tree, the start given to the solver (None without), the result, the MIP (None
+    when none was built)."""
+
+    tree: Tree | None
+    init_tree: Tree | None
+    result: SolveResult
+    model: ModelSpec | None
+    #: Why the fit has no tree (``tree`` is None): the estimator stores the result, then raises it.
+    error: Exception | None = None
+
+
+class _Done(Exception):
+    """A stage ended the fit; carries its outcome."""
+
+    def __init__(self, outcome: FitOutcome):
+        self.outcome = outcome
+
+
+class FitPipeline:
+    """The stages of one fit (module docstring) for a built formulation and its data.
+
+    Parameters
+    ----------
+    request : FitRequest
+    form : TreeFormulation
+        Not built yet.
+    X, y, sample_weight : ndarray
+        Validated data, ``y`` encoded (class codes or targets), weights normalised.
+    given : (greedy.Tree or None, str or None)
+        The start as given (``init``) and its source.
+    model_warnings : list of warnings.WarningMessage
+        Warnings the formulation raised while it was made: about its MIP, so re-issued only
+        when the MIP is built.
+    """
+
+    def __init__(self, request: FitRequest, form, X, y, sample_weight, given=(None, None), model_warnings=()):
+        self.request, self.form = request, form
+        self.X, self.y, self.sample_weight = X, y, sample_weight
+        self.given = given
+        self.model_warnings = list(model_warnings)
+        self.options = request.solve_options()
+        self.watch: FitWatch | None = None
+        self.stage: ExactStage | None = None
+        self.data = None
+        self.spec: ModelSpec | None = None
+        self.compile_time = 0.0
+        self.fit_start = 0.0  # fit_time counts from here
+        self.clock_start = 0.0  # the time limit counts from here: the engine's compilation is off the clock
+
+    def run(self) -> FitOutcome:
+        """Run the fit, watched (progress line, Ctrl-C)."""
+        self.watch = FitWatch(self.request.verbose)
+        with self.watch:
+            try:
+                return self._run()
+            except _Done as done:
+                return done.outcome
+
+    # ------------------------------------------------------------------ the stages in order
+    def _run(self) -> FitOutcome:
+        request, form, watch = self.request, self.form, self.watch
+        self.fit_start = self.clock_start = time.perf_counter()
+        watch.set_units(*request.units, lower=form.objective_lower_bound)
+        self.stage = make_stage(request, form)
+        self._compile_engine()
+        n_positive = int(np.count_nonzero(self.sample_weight))
+        if request.min_samples_leaf > n_positive:
+            if request.solver == "dp":
+                raise ValueError(f"no tree satisfies min_samples_leaf={request.min_samples_leaf}: it exceeds the "
+                                 f"{n_positive} positive-weight training samples")
+            self.stage = None  # the model reports it infeasible
+        if self.stage is not None:
+            self.data = exact.prepare(self.X, engine_targets(form, self.y), self.sample_weight,
+                                      loss=request.engine_loss)
+        engine = None
+        if self.stage is not None and self.stage.sees_all:
+            engine = self.engine()
+            self._end_with_engine(engine)
+        build_time = self.build()
+        if self.stage is not None and engine is None:
+            implied_restrictions(form, self.spec, self.stage)
+            engine = self.engine()
+        start_tree, start, source, notes = self.start(engine)
+        start_objective = None if start_tree is None else form.objective_of_tree(start_tree)
+        watch.known(incumbent=start_objective)
+        root_lower = self.bounds(start_tree, start_objective, source, notes, build_time)
+        self._stop_before_solve(start_tree, start_objective, source, notes, build_time)
+        result, x = self.backend_solve(start, source, start_objective, root_lower, build_time)
+        notes.extend(request.solve_notes)
+        tree, solver_objective = self.decode(result, x, start_tree, start_objective, start, notes)
+        self.certificate(result, tree, solver_objective, notes)
+        return self._outcome(tree, start_tree, result, notes)
+
+    def _compile_engine(self) -> None:
+        """The engine's one-off kernel compilation: build time, off the clock (Ctrl-C ends the fit with the start)."""
+        if self.stage is None:
+            return
+        try:
+            with self.watch.stoppable():  # up to tens of seconds in a fresh process
+                self.compile_time = exact.warm_up()
+        except FitStopped:
+            tree, source = self.given
+            if tree is None:
+                raise KeyboardInterrupt("the fit was interrupted before any tree was found (no start: init=None)")
+            notes = []
+            result = stopped_result(self.form, self.stage, None, self.form.objective_of_tree(tree), source,
+                                    self.options, 0.0, notes, solver=self.request.solver)
+            raise _Done(self._outcome(tree, tree, result, notes))
+        self.clock_start += self.compile_time
+
+    def engine(self):
+        """Stage 1: the engine's solve, with most of the time limit when its answer is the answer."""
+        request, stage = self.request, self.stage
+        # without user constraints the engine's answer is the answer: it gets most of the limit;
+        # with them it runs after the build, honouring the feature restrictions the user rows imply
+        fraction = 1.0 if request.solver == "dp" else 0.9 if stage.sees_all else 0.5
+        share = None if self.options.time_limit is None else fraction * self.options.time_limit
+        with self.watch.stage("engine"):
+            result = stage.solve(self.data, self.form, max_depth=request.max_depth,
+                                 min_samples_leaf=request.min_samples_leaf, time_limit=share,
+                                 callback=self.watch.engine_callback("engine", model_units(self.form)),
+                                 threads=request.threads)
+        self.watch.known(bound=stage.engine["bound"] if stage.lower_bounds else None)
+        return result
+
+    def _end_with_engine(self, engine) -> None:
+        """End the fit with the engine's answer when it settles it (proof, 'dp', Ctrl-C, its time limit)."""
+        request, stage = self.request, self.stage
+        if request.solver == "dp" or engine.status == "interrupted" or ("proof" in stage.stages and (
+            engine.status == "optimal" or engine.status == "time_limit" and self.options.time_limit is not None
+        )):
+            # without user constraints a MIP after an engine stopped by the clock (90 % of the limit
+            # spent) would overrun time_limit for nothing: the engine's best (or the start) is returned
+            tree = self.form.task.statistics(engine.tree, self.X, self.y, self.sample_weight)
+            tree, result, notes = engine_result(self.form, stage, engine, tree, self.options,
+                                                rel_gap=request.rel_gap, solver=request.solver, fallback=self.given)
+            raise _Done(self._outcome(tree, None, result, notes))
+
+    def build(self) -> float:
+        """Stage 2: the MIP, its restrictions and the user's rows (``self.spec``); returns the build time."""
+        request, form = self.request, self.form
+        self._check_mip_features()
+        self._reissue_model_warnings()
+        n_rows, n_cols, nnz = form.estimate_size()
+        check_size(n_rows, n_cols, nnz, request.memory_budget, hint=request.size_hint,
+                   solve_memory=solve_profile(form))
+        t0 = time.perf_counter()
+        spec = form.build()
+        if request.allowed is not None:
+            restrict_features(form, spec, request.allowed)
+        if request.max_distinct_features is not None:
+            form.limit_distinct_features(int(request.max_distinct_features))
+        if request.constraints is not None:
+            apply_user_constraints(spec, request.constraints)
+        self.spec = spec
+        return time.perf_counter() - t0
+
+    def start(self, engine):
+        """Stage 3: (tree, solver start, source, notes) — the given start, the engine's tree if better and
+        feasible, or a repaired one."""
+        form, spec, stage = self.form, self.spec, self.stage
+        start_tree, start, source, notes = encode_start(form, spec, self.given)
+        engine_tree = None if engine is None else form.task.statistics(engine.tree, self.X, self.y,
+                                                                       self.sample_weight)
+        if engine is not None and "start" in stage.stages:
+            start_tree, start, source = better_start(form, spec, (start_tree, start, source), engine_tree, notes)
+        if start is None and stage is not None and "start" in stage.stages and self.request.side_rows:
+            start_tree, start, source = repaired_start(
+                form, spec, [(engine_tree, "exact"), self.given], (start_tree, start, source), self.options, notes,
+                solver=self.request.solver)
+        return start_tree, start, source, notes
+
+    def bounds(self, start_tree, start_objective, source, notes, build_time):
+        """Stage 4: the root bound row and screening; ends the fit when they prove the start.
+
+        Returns the root columns' bounds for the decomposition (None when the stage is off).
+        """
+        stage, form = self.stage, self.form
+        if stage is None or not {"rows", "screening", "decompose"} & stage.stages or (
+                form.root_split_columns() is None):
+            return None
+        share = None
+        if self.options.time_limit is not None:
+            left = self.options.time_limit - (time.perf_counter() - self.clock_start)
+            share = max(0.25 * left, 0.01 * self.options.time_limit)
+        info, root_lower = root_bounds(form, self.spec, stage, self.data, start_tree, start_objective,
+                                       depth=self.request.max_depth, min_samples_leaf=self.request.min_samples_leaf,
+                                       time_limit=share, watch=self.watch)
+        stage.bounds = info
+        self.watch.known(bound=info["bound"] if stage.lower_bounds else None)
+        if info["proves_incumbent"]:
+            result = bounds_result(stage, start_objective, source, self.options, self.spec, notes, build_time,
+                                   solver=self.request.solver)
+            raise _Done(self._outcome(start_tree, start_tree, result, notes))
+        return root_lower
+
+    def _stop_before_solve(self, start_tree, start_objective, source, notes, build_time) -> None:
+        """Charge the engine's time to the limit; end the fit with the start when Ctrl-C came before the solve."""
+        options = self.options
+        if options.time_limit is not None:  # the engine's time counts against the limit
+            elapsed = time.perf_counter() - self.clock_start - build_time
+            options.time_limit = max(options.time_limit - elapsed, 0.05 * options.time_limit)
+        if self.watch.check() and start_tree is not None:
+            result = stopped_result(self.form, self.stage, self.spec, start_objective, source, options, build_time,
+                                    notes, solver=self.request.solver)
+            raise _Done(self._outcome(start_tree, start_tree, result, notes))
+
+    def backend_solve(self, start, source, start_objective, root_lower, build_time):
+        """Stage 5: ``(result, x)`` from the backend (rows after solve included) or the decomposition."""
+        stage, form, request = self.stage, self.form, self.request
+        decomposes = (stage is not None and "decompose" in stage.stages and form.name == "flow"
+                      and not stage.sees_all and root_lower is not None)
+        if decomposes:
+            with self.watch.stage("decomposition"):
+                result, x = solve_by_decomposition(form, self.spec, stage, self.data, root_lower,
+                                                   (start, source, start_objective), self.options,
+                                                   solver=request.solver, watch=self.watch)
+        else:
+            backend = make_backend(request.solver, self.spec)
+            backend.set_start(start, source=source, objective=start_objective)
+            with self.watch.stage("MIP"):
+                result, x = solve_adding_rows(backend, self.options, self.watch.solver_callback("MIP"),
+                                              form.rows_after_solve)
+        result.build_time += build_time
+        if start is None and source is not None:
+            result.start_source, result.start_objective = source, start_objective
+        return result, x
+
+    def decode(self, result, x, start_tree, start_objective, start, notes):
+        """Stage 6: the solution's tree, or the start when the solver found nothing better.
+
+        Returns ``(tree, solver_objective)``; ``result.objective`` becomes the tree's objective
+        recomputed with numpy.
+        """
+        form = self.form
+        tree = None if x is None else form.decode(self.spec, x)
+        objective = None if tree is None else form.objective_of_tree(tree)
+        if start is not None and (
+            tree is None or objective > start_objective + OBJECTIVE_TOL * max(1.0, abs(start_objective))
+        ):
+            found = "no solution better" if tree is None else f"nothing better (objective {objective:.10g})"
+            notes.append(f"the solver found {found} than the start ({start_objective:.10g}); returning the start tree")
+            tree, objective = start_tree, start_objective
+            result.has_solution = True
+        if tree is None:
+            outcome = self._outcome(None, None, result, notes)
+            outcome.error = self._no_tree_error(result)
+            raise _Done(outcome)
+        solver_objective = result.objective
+        if solver_objective is not None and abs(objective - solver_objective) > OBJECTIVE_TOL * max(1.0, abs(objective)):
+            notes.append(f"objective {solver_objective:.10g} reported by the solver; {objective:.10g} recomputed "
+                         f"for tree_")
+        result.objective = objective
+        return tree, solver_objective
+
+    def _no_tree_error(self, result) -> Exception:
+        """The error that explains why the solve returned no tree (and no start was given)."""
+        if result.termination == "interrupted":
+            return KeyboardInterrupt("the fit was interrupted before any tree was found (no start: init=None)")
+        if result.termination == "node_limit" and self.request.node_limit == 0:
+            return ValueError("node_limit=0 explores no branch-and-bound node and the solver found no tree "
+                             "before it: give a start (init='cart' or a tree) or a node_limit >= 1")
+        if result.status == "infeasible":
+            n_modelled = int(self.form.count.sum())
+            min_leaf = self.request.min_samples_leaf
+            reason = (f"min_samples_leaf={min_leaf} exceeds the {n_modelled} positive-weight training samples"
+                      if min_leaf > n_modelled else "the user constraints cannot be met")
+            return ValueError(f"no tree satisfies the model (result_.status == 'infeasible'): {reason}")
+        return RuntimeError(f"the solver returned no tree (status {result.status!r}); raise time_limit/node_limit "
+                           f"or give a start (init). {result.message}")
+
+    def certificate(self, result, tree, solver_objective, notes) -> None:
+        """Stage 7: the bound raised to what is known, the optimality claim checked against ``tree``."""
+        form, stage = self.form, self.stage
+        solver_bound = result.bound
+        if result.apply_lower_bound(form.objective_lower_bound):
+            shown = "none" if solver_bound is None else f"{solver_bound:.10g}"
+            notes.append(f"bound raised to the objective's lower bound {form.objective_lower_bound:g} "
+                         f"(solver bound {shown})")
+        note = verify_certificate(result, solver_objective, rel_gap=self.request.rel_gap,
+                                  exact=form.objective_is_exact, granularity=form.objective_granularity())
+        notes.extend(filter(None, [note]))
+        violation = verify_tree_in_model(result, form, self.spec, tree) if self.request.side_rows else None
+        if violation is not None:
+            notes.append(f"not certified: the returned tree violates the model ({violation})")
+        if stage is not None:
+            apply_engine_bounds(result, stage, notes, in_model=violation is None)
+            result.acceleration = stage.to_dict()
+
+    # ------------------------------------------------------------------ helpers
+    def _outcome(self, tree, init_tree, result, notes) -> FitOutcome:
+        """The outcome with the result's last touches: notes, times, units, the interrupt's status."""
+        notes = [*self.request.input_notes, *notes]
+        name, scale = self.request.units
+        if result.proven_optimal and not all(v is not None and np.isfinite(v) for v in (result.objective, result.bound)):
+            # a proof is only as good as numbers that did not overflow (model units: of order one)
+            result.proven_optimal = False
+            if result.termination == "optimal":
+                result.termination = "error"
+            notes.append(f"not certified: objective {result.objective} or bound {result.bound} is not finite")
+        watch = self.watch
+        if watch.stop_requested and not result.proven_optimal:
+            result.termination = "interrupted"
+            where = ", ".join(watch.stopped_in) or "before the search"
+            notes.append(f"interrupted (Ctrl-C) in: {where}; the tree is the best found so far and the bound the "
+                         f"last proven one")
+            if tree is not None:
+                bound = "-" if result.bound is None else format(result.bound / scale, ".6g")
+                watch.warn(f"returning the best tree found so far (status 'interrupted', {name} "
+                           f"{result.objective / scale:.6g}, bound {bound}); result_.message says where it stopped")
+        result.message = "; ".join(filter(None, [result.message, *notes]))
+        result.build_time += self.compile_time
+        result.fit_time = time.perf_counter() - self.fit_start
+        result.objective_units = {"name": name, "scale": scale}
+        return FitOutcome(tree, init_tree, result, self.spec)
+
+    def _check_mip_features(self) -> None:
+        """Refuse, before the build, features the MIP's min-max scaling cannot represent (OCT, OCT-H, ORT).
+
+        Those formulations map each feature to ``(x - min) / (max - min)``: a span above the
+        largest float64 (features near +-1.8e308) overflows, one below 2**-1000 (subnormal
+        values) overflows its reciprocal. FlowOCT (thresholds as binary columns) and the exact
+        engine (ranks) take any finite feature.
+        """
+        X, name = self.X, self.form.name
+        if name not in ("oct", "oct-h", "ort") or X.shape[0] == 0:
+            return
+        with np.errstate(over="ignore", invalid="ignore"):
+            span = X.max(axis=0) - X.min(axis=0)
+        bad = np.flatnonzero(~np.isfinite(span) | ((span > 0) & (span < 2.0 ** -1000)))
+        if bad.size:
+            j = int(bad[0])
+            raise ValueError(
+                f"feature(s) {bad.tolist()} span {span[j]:.3g} (feature {j}: {X[:, j].min():.4g} .. "
+                f"{X[:, j].max():.4g}), which formulation={name!r} cannot scale to [0, 1] in float64: rescale X "
+                f"(multiply those features by one constant, e.g. 1e-10 or 1e10; the tree's splits are the same), "
+                f"or use formulation='flow'" + (" / the exact engine" if name != "oct-h" else ""))
+
+    def _reissue_model_warnings(self) -> None:
+        """Re-issue the formulation's warnings now that its MIP is built, features named as the user's columns."""
+        names = self.request.feature_names
+
+        def named(match):
+            listed = [int(i) for i in match.group(1).split(",") if i.strip()]
+            return "features " + ", ".join(repr(str(names[i])) if names is not None and i < len(names) else f"x{i}"
+                                           for i in listed)
+
+        for w in self.model_warnings:
+            text = re.sub(r"features \[([\d, ]*)\]", named, str(w.message))
+            warnings.warn(text, w.category, stacklevel=8)  # the caller of the estimator's fit
