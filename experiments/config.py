@@ -30,6 +30,10 @@ Layout of a config file::
     grid = { noise = [0.0, 0.1] }   # optional: one dataset variant per combination
     test_params = { subset = "test" }  # optional: the test set is loaded with params | test_params
                                     # (e.g. MONK's official split) instead of being split off
+    missing = "native"              # optional: NaN reaches the methods ("native", default), rows with
+                                    # NaN are dropped ("drop"), or NaN is imputed inside each training
+                                    # part ("impute": median / most frequent category); enters the run
+                                    # id unless "native"
 
     [[methods]]
     name = "flow"                   # a registered method
@@ -78,7 +82,7 @@ else:  # pragma: no cover
 TOP_KEYS = ("name", "description", "depths", "seeds", "plugins", "protocol", "split", "cv", "datasets", "methods")
 SPLIT_KEYS = ("test_size", "validation_size", "stratify")
 CV_KEYS = ("folds", "inner_folds", "stratify")
-DATASET_KEYS = ("name", "label", "params", "grid", "test_params")
+DATASET_KEYS = ("name", "label", "params", "grid", "test_params", "missing")
 METHOD_KEYS = ("name", "label", "params", "grid", "tune", "datasets")
 ID_LENGTH = 16
 
@@ -129,6 +133,11 @@ class RunSpec:
     @property
     def split(self) -> dict:
         return self.identity.get("split", {"test_size": 0.0, "validation_size": 0.0, "stratify": True})
+
+    @property
+    def missing(self) -> str:
+        """The dataset entry's ``missing`` option (``"native"`` when the identity has none)."""
+        return _datasets.check_missing(self.dataset.get("missing", _datasets.MISSING[0]), self.dataset_label)
 
     @property
     def fold(self) -> int | None:
@@ -328,6 +337,11 @@ def _dataset_variants(entry: Mapping, where: str, root: str | None = None) -> li
     params = _table(entry, "params", where)
     grid = _grid(entry, "grid", where)
     test_params = _table(entry, "test_params", where) if "test_params" in entry else None
+    missing = entry.get("missing", _datasets.MISSING[0])
+    try:
+        _datasets.check_missing(missing, label)
+    except ValueError as exc:
+        raise ConfigError(f"{where}.missing", str(exc)) from None
     _check_disjoint(params, grid, f"{where}.grid")
     variants = []
     for i, combo in enumerate(_product(grid)):
@@ -344,6 +358,8 @@ def _dataset_variants(entry: Mapping, where: str, root: str | None = None) -> li
         identity = {"name": name, "params": full}
         if test_params is not None:
             identity["test_params"] = test_params
+        if missing != _datasets.MISSING[0]:  # the default stays out of the id: existing run ids are kept
+            identity["missing"] = missing
         variants.append(
             {"identity": identity, "label": label + _suffix(combo), "base_label": label, "task": task, "where": vwhere}
         )

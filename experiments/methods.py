@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 KINDS = ("greedy", "mip")
+INPUTS = ("pandas", "numpy")  # what a method's fit/predict receive (see Method.input)
 TASKS = ("classification", "regression")
 START_CHOICES = ("cold", "cart")
 
@@ -88,6 +89,12 @@ class Method:
         (defaults filled in) and already type-checked.
     tree_of : callable ``estimator -> greedy.Tree``, optional
         Extracts the fitted tree; default ``estimator.tree_``.
+    input : {"pandas", "numpy"}, default "pandas"
+        What ``fit`` and ``predict`` receive: a pandas DataFrame named by the dataset's
+        features, categorical features as pandas categoricals, NaN where missing
+        (``"pandas"``: greedy's and optitree's estimators); or a float64 array with the
+        categories as 0-based codes and NaN kept (``"numpy"``: estimators without
+        categorical input, e.g. scikit-learn's tree).
     """
 
     name: str
@@ -97,8 +104,11 @@ class Method:
     params: Mapping[str, Param]
     factory: Callable[[dict, int, int], Any]
     tree_of: Callable[[Any], Any] = field(default=lambda est: est.tree_)
+    input: str = "pandas"
 
     def __post_init__(self):
+        if self.input not in INPUTS:
+            raise ValueError(f"method {self.name!r}: input must be one of {INPUTS}, got {self.input!r}")
         if self.kind not in KINDS:
             raise ValueError(f"method {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
         if self.task not in TASKS:
@@ -250,6 +260,7 @@ register(
         {**GREEDY_PARAMS, "criterion": Param(str, "gini", choices=("gini", "entropy", "log_loss"))},
         _sklearn_classifier,
         tree_of=_sklearn_tree,
+        input="numpy",  # scikit-learn's tree takes no categoricals: their codes (NaN kept, sklearn >= 1.3)
     )
 )
 register(

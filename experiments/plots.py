@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from . import config as _config
+from . import datasets as _datasets
 from . import protocols as _protocols
 from . import records as _records
 from . import report as _report
@@ -316,11 +317,6 @@ def _training_data(rec):
     spec = _config.RunSpec(rec.run_id, identity, cfg["dataset_label"], cfg["method_label"])
     if spec.fold is None:
         data = _protocols.split_data(spec, "classification")
-        return data.X_train, data.y_train
-    from . import datasets as _datasets
-
-    X, y, _ = _datasets.load_dataset(spec.dataset["name"], spec.dataset["params"])
-    cv = identity["cv"]
-    pairs, _ = _protocols.fold_indices(y, "classification", cv["folds"], spec.seed, cv["stratify"])
-    train = pairs[spec.fold][0]
-    return X[train], y[train]
+        return _datasets.to_array(data.X_train), data.y_train
+    X, y, (train, _), _, _ = _protocols.fold_data(spec, "classification")
+    return _datasets.to_array(X.iloc[train]), y[train]

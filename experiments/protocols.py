@@ -73,18 +73,92 @@ def get(name: str) -> Protocol:
         raise ValueError(f"unknown protocol {name!r} (known: {', '.join(sorted(PROTOCOLS))})") from None
 
 
+# ---------------------------------------------------------------------------- the data a run sees
+def load_data(spec, params: dict | None = None):
+    """The run's rows as the methods receive them: ``(X, y, n_dropped)``, ``X`` a pandas DataFrame
+    (:func:`experiments.datasets.load_frame`: feature names, categoricals, NaN), after the dataset's
+    ``missing`` option ``"drop"`` (rows with NaN removed; ``n_dropped`` of them). ``params``: the
+    loader parameters (default: the dataset's)."""
+    d = spec.dataset
+    missing = spec.missing  # validated: a ValueError naming the dataset and the allowed values
+    X, y, _ = _datasets.load_frame(d["name"], d["params"] if params is None else params, root=spec.root)
+    n_dropped = 0
+    if missing == "drop":
+        X, y, n_dropped = _datasets.drop_missing(X, y)
+    return X, y, n_dropped
+
+
+def data_notes(spec, method, X, n_dropped: int, n_missing: int) -> dict:
+    """The record's description of the data: feature names, categorical columns and their
+    categories, the ``missing`` option, NaN cells and dropped rows, the input form."""
+    categorical = _datasets.categorical_columns(X)
+    return {
+        "feature_names": [str(c) for c in X.columns],
+        "categorical": categorical,
+        "categories": {c: np.asarray(X[c].cat.categories, dtype=object).tolist() for c in categorical},
+        "missing": spec.missing,
+        "n_missing": int(n_missing),
+        "n_dropped": int(n_dropped),
+        "input": method.input,
+    }
+
+
+def prepare(method, missing: str, X_fit, *X_eval):
+    """The data of one fit: ``(X_fit, [X_eval...], imputation)``.
+
+    With ``missing="impute"`` the NaN of every part are filled from ``X_fit``'s statistics
+    alone (median / most frequent category: :func:`experiments.datasets.imputation_values`),
+    so nothing of an evaluation part leaks into the fit; ``imputation`` then says what was
+    filled (else None). Then each part is put in the method's input form (a DataFrame, or
+    float64 codes for ``input="numpy"`` methods).
+    """
+    imputation = None
+    if missing == "impute":
+        fill = _datasets.imputation_values(X_fit)
+        nan_fit = X_fit.isna()
+        nan_eval = [None if X is None else X.isna() for X in X_eval]
+        touched = nan_fit.any(axis=0)
+        for nan in nan_eval:
+            if nan is not None:
+                touched |= nan.any(axis=0)
+        imputation = {
+            "values": {str(c): fill[c] for c in X_fit.columns[touched.to_numpy()]},
+            "n_fit": int(nan_fit.to_numpy().sum()),
+            "n_eval": int(sum(nan.to_numpy().sum() for nan in nan_eval if nan is not None)),
+        }
+        X_fit = _datasets.impute(X_fit, fill)
+        X_eval = tuple(None if X is None else _datasets.impute(X, fill) for X in X_eval)
+    if method.input == "numpy":
+        X_fit = _datasets.to_array(X_fit)
+        X_eval = tuple(None if X is None else _datasets.to_array(X) for X in X_eval)
+    return X_fit, list(X_eval), imputation
+
+
+def _attach(exc: BaseException, **fields) -> None:
+    """Keep what a run knew before it failed (its data notes) on the exception, for its failed record."""
+    try:
+        exc.record_fields = {**fields, **getattr(exc, "record_fields", {})}
+    except AttributeError:  # pragma: no cover - an exception type without attributes
+        pass
+
+
 # ---------------------------------------------------------------------------- holdout: data
 @dataclass
 class Split:
-    """The run's data parts; validation and test parts are None when the config has none."""
+    """The run's data parts (pandas DataFrames); validation and test parts are None when the config has none.
 
-    X_train: np.ndarray
+    ``n_dropped``: rows dropped for NaN (``missing = "drop"``); ``n_missing``: NaN cells left in all parts.
+    """
+
+    X_train: Any
     y_train: np.ndarray
-    X_val: np.ndarray | None
+    X_val: Any | None
     y_val: np.ndarray | None
-    X_test: np.ndarray | None
+    X_test: Any | None
     y_test: np.ndarray | None
     stratified: bool
+    n_dropped: int = 0
+    n_missing: int = 0
 
 
 def split_data(spec, task: str) -> Split:
@@ -93,12 +167,14 @@ def split_data(spec, task: str) -> Split:
     The test set is either ``test_size`` of the data (stratified for classification
     when every class has at least two members) or, with ``test_params``, a separate
     load. The validation set is ``validation_size`` of the *whole* data, taken
-    from what remains after the test split.
+    from what remains after the test split. ``missing = "drop"`` drops rows with NaN
+    before splitting (:func:`load_data`).
     """
     from sklearn.model_selection import train_test_split
 
     d, s = spec.dataset, spec.split
-    X, y, _ = _datasets.load_dataset(d["name"], d["params"], root=spec.root)
+    X, y, n_dropped = load_data(spec)
+    n_missing = int(X.isna().to_numpy().sum())
     seed = spec.seed
     stratified = True
 
@@ -114,7 +190,9 @@ def split_data(spec, task: str) -> Split:
         return train_test_split(X, y, test_size=size, random_state=seed, stratify=strat)
 
     if "test_params" in d:
-        X_test, y_test, _ = _datasets.load_dataset(d["name"], {**d["params"], **d["test_params"]}, root=spec.root)
+        X_test, y_test, test_dropped = load_data(spec, {**d["params"], **d["test_params"]})
+        n_dropped += test_dropped
+        n_missing += int(X_test.isna().to_numpy().sum())
         rest_X, rest_y = X, y
         val_fraction = s["validation_size"]
     elif s["test_size"] > 0:
@@ -127,7 +205,7 @@ def split_data(spec, task: str) -> Split:
         X_train, X_val, y_train, y_val = cut(rest_X, rest_y, val_fraction)
     else:
         X_train, y_train, X_val, y_val = rest_X, rest_y, None, None
-    return Split(X_train, y_train, X_val, y_val, X_test, y_test, stratified)
+    return Split(X_train, y_train, X_val, y_val, X_test, y_test, stratified, n_dropped, n_missing)
 
 
 def score(task: str, y_true, y_pred) -> dict:
@@ -193,8 +271,14 @@ def certificate_of(estimator) -> str | None:
     return "mip" if result.proven_optimal else "unproven"
 
 
-def fit_and_score(method, estimator, X_fit, y_fit, X_test, y_test) -> dict:
-    """Fit, score on the fitting data and (if any) the test data; the record fields of the final fit."""
+def fit_and_score(method, estimator, X_fit, y_fit, X_test, y_test, missing: str = "native") -> dict:
+    """Fit, score on the fitting data and (if any) the test data; the record fields of the final fit.
+
+    ``X_fit``/``X_test`` are DataFrames (:func:`load_data`), put in the method's form by
+    :func:`prepare` (imputed from ``X_fit`` alone with ``missing="impute"``; the returned
+    ``"imputation"`` entry says what was filled, None otherwise).
+    """
+    X_fit, (X_test,), imputation = prepare(method, missing, X_fit, X_test)
     t = time.perf_counter()
     estimator.fit(X_fit, y_fit)
     fit_time = time.perf_counter() - t
@@ -203,7 +287,7 @@ def fit_and_score(method, estimator, X_fit, y_fit, X_test, y_test) -> dict:
     if y_test is not None:
         metrics.update({f"test_{k}": v for k, v in score(method.task, y_test, estimator.predict(X_test)).items()})
     metrics.update(n_fit=len(y_fit), n_leaves=int(tree.n_leaves), depth=int(tree.max_depth), fit_time=fit_time)
-    out = {"metrics": metrics, "tree": tree.to_dict()}
+    out = {"metrics": metrics, "tree": tree.to_dict(), "imputation": imputation}
     if method.task == "classification":
         out["classes"] = np.asarray(estimator.classes_).tolist()
     result = getattr(estimator, "result_", None)
@@ -237,6 +321,8 @@ def _best(task: str, trials: list) -> dict:
 # ---------------------------------------------------------------------------- holdout: evaluation
 def holdout(spec, method, force_single_thread: bool) -> dict:
     """Split, tune on validation (if the method entry has ``tune``), refit on train+validation, score."""
+    import pandas as pd
+
     params, execution = _run_params(spec, method, force_single_thread)
     data = split_data(spec, method.task)
     out: dict = {
@@ -248,18 +334,25 @@ def holdout(spec, method, force_single_thread: bool) -> dict:
             "n_features": data.X_train.shape[1],
             "n_classes": int(len(np.unique(data.y_train))) if method.task == "classification" else None,
             "stratified": data.stratified,
+            **data_notes(spec, method, data.X_train, data.n_dropped, data.n_missing),
         },
     }
-    chosen: dict = {}
-    if "tune" in spec.method:
-        chosen, trials = _tune(method, params, spec, data)
-        out["tuning"] = {"chosen": chosen, "trials": trials}
-    X_fit, y_fit = data.X_train, data.y_train
-    if data.y_val is not None:  # the final fit (after tuning, if any) uses train + validation
-        X_fit, y_fit = np.vstack([data.X_train, data.X_val]), np.concatenate([data.y_train, data.y_val])
-    execution["params"] = {**params, **{k: v for k, v in chosen.items() if k != TUNE_DEPTH}}
-    estimator = make_estimator(method, params, chosen, spec.depth, spec.seed)
-    out.update(fit_and_score(method, estimator, X_fit, y_fit, data.X_test, data.y_test))
+    try:
+        chosen: dict = {}
+        if "tune" in spec.method:
+            chosen, trials = _tune(method, params, spec, data)
+            out["tuning"] = {"chosen": chosen, "trials": trials}
+        X_fit, y_fit = data.X_train, data.y_train
+        if data.y_val is not None:  # the final fit (after tuning, if any) uses train + validation
+            X_fit, y_fit = pd.concat([data.X_train, data.X_val]), np.concatenate([data.y_train, data.y_val])
+        execution["params"] = {**params, **{k: v for k, v in chosen.items() if k != TUNE_DEPTH}}
+        estimator = make_estimator(method, params, chosen, spec.depth, spec.seed)
+        fields = fit_and_score(method, estimator, X_fit, y_fit, data.X_test, data.y_test, spec.missing)
+    except Exception as exc:
+        _attach(exc, execution=execution, data=out["data"])
+        raise
+    out["data"]["imputation"] = fields.pop("imputation")
+    out.update(fields)
     return out
 
 
@@ -268,10 +361,11 @@ def _tune(method, params: dict, spec, data: Split) -> tuple[dict, list]:
     trials = []
     for candidate in _candidates(spec.method["tune"], spec.depth):
         estimator = make_estimator(method, params, candidate, spec.depth, spec.seed)
+        X_train, (X_val,), _ = prepare(method, spec.missing, data.X_train, data.X_val)
         t = time.perf_counter()
-        estimator.fit(data.X_train, data.y_train)
+        estimator.fit(X_train, data.y_train)
         fit_time = time.perf_counter() - t
-        val = score(method.task, data.y_val, estimator.predict(data.X_val))
+        val = score(method.task, data.y_val, estimator.predict(X_val))
         n_leaves = int(method.tree_of(estimator).n_leaves)
         result = getattr(estimator, "result_", None)
         trials.append(
@@ -318,15 +412,21 @@ def fold_indices(y, task: str, folds: int, seed: int, stratify: bool) -> tuple[l
     return list(splitter.split(np.zeros((len(y), 1)), y if stratified else None)), stratified
 
 
+def fold_data(spec, task: str):
+    """A CV run's rows: ``(X, y, (train, test), stratified, n_dropped)``; ``X`` a DataFrame after
+    ``missing = "drop"`` (:func:`load_data`), the fold's index pair over its rows."""
+    cv = spec.identity["cv"]
+    X, y, n_dropped = load_data(spec)
+    pairs, stratified = fold_indices(y, task, cv["folds"], spec.seed, cv["stratify"])
+    return X, y, pairs[spec.identity["fold"]], stratified, n_dropped
+
+
 def _fold_record(spec, method, force_single_thread: bool, nested: bool) -> dict:
     params, execution = _run_params(spec, method, force_single_thread)
     cv = spec.identity["cv"]
-    d = spec.dataset
-    X, y, _ = _datasets.load_dataset(d["name"], d["params"], root=spec.root)
     fold = spec.identity["fold"]
-    pairs, stratified = fold_indices(y, method.task, cv["folds"], spec.seed, cv["stratify"])
-    train, test = pairs[fold]
-    X_train, y_train, X_test, y_test = X[train], y[train], X[test], y[test]
+    X, y, (train, test), stratified, n_dropped = fold_data(spec, method.task)
+    X_train, y_train, X_test, y_test = X.iloc[train], y[train], X.iloc[test], y[test]
     out: dict = {
         "execution": execution,
         "data": {
@@ -339,16 +439,23 @@ def _fold_record(spec, method, force_single_thread: bool, nested: bool) -> dict:
             "fold": fold,
             "folds": cv["folds"],
             "repeat": spec.seed,
+            **data_notes(spec, method, X, n_dropped, int(X.isna().to_numpy().sum())),
         },
     }
-    chosen: dict = {}
-    if nested and "tune" in spec.method:
-        chosen, trials, inner_stratified = _tune_inner(method, params, spec, X_train, y_train)
-        out["tuning"] = {"chosen": chosen, "trials": trials, "inner_folds": cv["inner_folds"],
-                         "inner_stratified": inner_stratified}
-    execution["params"] = {**params, **{k: v for k, v in chosen.items() if k != TUNE_DEPTH}}
-    estimator = make_estimator(method, params, chosen, spec.depth, spec.seed)
-    out.update(fit_and_score(method, estimator, X_train, y_train, X_test, y_test))
+    try:
+        chosen: dict = {}
+        if nested and "tune" in spec.method:
+            chosen, trials, inner_stratified = _tune_inner(method, params, spec, X_train, y_train)
+            out["tuning"] = {"chosen": chosen, "trials": trials, "inner_folds": cv["inner_folds"],
+                             "inner_stratified": inner_stratified}
+        execution["params"] = {**params, **{k: v for k, v in chosen.items() if k != TUNE_DEPTH}}
+        estimator = make_estimator(method, params, chosen, spec.depth, spec.seed)
+        fields = fit_and_score(method, estimator, X_train, y_train, X_test, y_test, spec.missing)
+    except Exception as exc:
+        _attach(exc, execution=execution, data=out["data"])
+        raise
+    out["data"]["imputation"] = fields.pop("imputation")
+    out.update(fields)
     return out
 
 
@@ -362,10 +469,11 @@ def _tune_inner(method, params: dict, spec, X, y) -> tuple[dict, list, bool]:
         scores, leaves, times, unproven = [], [], [], 0
         for inner_train, inner_val in pairs:
             estimator = make_estimator(method, params, candidate, spec.depth, spec.seed)
+            X_fit, (X_val,), _ = prepare(method, spec.missing, X.iloc[inner_train], X.iloc[inner_val])
             t = time.perf_counter()
-            estimator.fit(X[inner_train], y[inner_train])
+            estimator.fit(X_fit, y[inner_train])
             times.append(time.perf_counter() - t)
-            scores.append(score(method.task, y[inner_val], estimator.predict(X[inner_val])))
+            scores.append(score(method.task, y[inner_val], estimator.predict(X_val)))
             leaves.append(int(method.tree_of(estimator).n_leaves))
             result = getattr(estimator, "result_", None)
             unproven += int(result is not None and not result.proven_optimal)

@@ -124,8 +124,17 @@ class RunRecord:
     ``config`` is the run's identity plus ``dataset_label``/``method_label``;
     ``status`` is ``"done"`` or ``"failed"`` (then ``error`` holds ``type``,
     ``message`` and ``traceback``). The protocol's fields (``data``, ``metrics``,
-    ``tree``, ``solver``, ...) are None on a failed run. Records written by older
-    versions read back with their missing fields as None.
+    ``tree``, ``solver``, ...) are None on a failed run, except ``data`` and ``execution``
+    when the run failed after loading its data (e.g. a method refusing NaN). Records
+    written by older versions read back with their missing fields as None.
+
+    ``data`` describes what the run saw: sizes (``n_train``, ``n_validation``, ``n_test``,
+    ``n_features``, ``n_classes``, ``stratified``; under CV ``fold``, ``folds``, ``repeat``),
+    ``feature_names``, ``categorical`` (names of the categorical columns), ``categories``
+    (``{column: categories in code order}``), ``missing`` (the dataset's option: native, drop,
+    impute), ``n_missing`` (NaN cells after drop), ``n_dropped`` (rows), ``input`` (``pandas``
+    or ``numpy``: what the method received) and ``imputation`` (``{"values", "n_fit",
+    "n_eval"}`` with ``missing = "impute"``, else None).
     """
 
     run_id: str

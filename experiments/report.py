@@ -70,6 +70,10 @@ def _row(rec: _records.RunRecord) -> dict:
         "test_mse": m.get("test_mse"),
         "n_fit": m.get("n_fit"),
         "n_test": (rec.data or {}).get("n_test"),
+        "missing": (rec.data or {}).get("missing"),
+        "n_missing": (rec.data or {}).get("n_missing"),
+        "n_dropped": (rec.data or {}).get("n_dropped"),
+        "categorical": _join((rec.data or {}).get("categorical")),
         "n_leaves": m.get("n_leaves"),
         "tree_depth": m.get("depth"),
         "fit_time": m.get("fit_time"),
@@ -345,6 +349,11 @@ def markdown_report(df, agg, title: str, stats=None, missing: int = 0) -> str:
             )
         )
     return "\n".join(parts) + "\n"
+
+
+def _join(names) -> str | None:
+    """A list of column names as one runs.csv cell (``a;b``), None for an old record without it."""
+    return None if names is None else ";".join(map(str, names))
 
 
 def summarize(out_dir: Path) -> tuple[str, list[Path]]:

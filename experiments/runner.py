@@ -76,6 +76,8 @@ def execute_run(spec: _config.RunSpec, force_single_thread: bool = False) -> _re
             setattr(record, key, value)
         record.status = "done"
     except Exception as exc:  # the record is the error report
+        for key, value in getattr(exc, "record_fields", {}).items():  # what the run knew: its data notes
+            setattr(record, key, value)
         record.error = {"type": type(exc).__name__, "message": str(exc), "traceback": traceback.format_exc()}
     record.finished = _records.utc_now()
     record.duration = time.perf_counter() - t0

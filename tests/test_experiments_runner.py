@@ -181,7 +181,9 @@ def test_record_metrics_match_scikit_learn(tmp_path):
     assert rec["metrics"]["test_accuracy"] == ref.score(Xte, yte)
     assert rec["metrics"]["n_leaves"] == ref.get_n_leaves() and rec["metrics"]["depth"] == ref.get_depth()
     assert rec["data"] == {"n_train": 105, "n_validation": None, "n_test": 45, "n_features": 4, "n_classes": 3,
-                           "stratified": True}
+                           "stratified": True, "feature_names": list(load_iris().feature_names),
+                           "categorical": [], "categories": {}, "missing": "native", "n_missing": 0,
+                           "n_dropped": 0, "input": "numpy", "imputation": None}
     from greedy import Tree
 
     tree = Tree.from_dict(rec["tree"])
