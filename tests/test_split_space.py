@@ -146,6 +146,7 @@ def test_decoded_random_trees_route_every_training_row_like_the_tree_over_z(seed
         tx = space.decode(tz, X)
         assert tx.n_features == X.shape[1]
         np.testing.assert_array_equal(tx.apply(X), tz.apply(Z))
+        assert Tree.from_json(tx.to_json()) == tx
         internal = ~tx.is_leaf
         assert set(np.unique(tx.missing_left[internal])) <= {0.0, 1.0}
         # a NaN nowhere seen in training follows scikit-learn's rule: the child with more training rows
@@ -446,3 +447,15 @@ def test_split_space_imports_numpy_greedy_and_the_stdlib_only():
         top = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         top |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
         assert top <= allowed, (path.name, top - allowed)
+
+
+def test_regression_trees_decode_too():
+    rng = np.random.RandomState(7)
+    X = _mixed(rng, 80, n_levels=5)
+    y = np.where(np.isnan(X[:, 1]), 3.0, np.nan_to_num(X[:, 0], nan=-1.0)) + 0.1 * rng.randn(80)
+    space = SplitSpace(X, {0: 5})
+    Z = space.transform(X)
+    res = solve(Z, y, max_depth=2, loss="squared")
+    tree = space.decode(res.tree, X)
+    assert tree.task == "regression"
+    np.testing.assert_allclose(tree.predict(X), res.tree.predict(Z))

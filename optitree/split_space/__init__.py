@@ -37,6 +37,24 @@ training weight, ties left, as greedy CART); every split node gets ``missing_lef
 ``{0.0, 1.0}``: the learned side where training rows with NaN in the node's feature reached the
 node, else scikit-learn's rule (the child with more training samples, ties right).
 
+Use (an optimal fit)::
+
+    space = SplitSpace(X, {j: n_categories_j, ...}, cart_tree=cart.tree_)  # CART's subsets stay in the space
+    Z = space.transform(X)                       # X itself when space.identity
+    res = solve(Z, y, sample_weight=w, max_depth=d,
+                allowed_features=space.expand_allowed(allowed))  # feature masks -> column masks
+    tree = space.decode(res.tree, X, sample_weight=w)            # predicts on the raw X
+    certificate["split_space"] = space.describe()                 # what the proof holds over
+
+(``max_distinct_features`` of the engine counts columns of ``Z``, not features.)
+
+Cost (one categorical feature and two numeric ones, 1000 rows, two classes, one thread):
+``L`` levels give ``2**(L-1) - 1`` columns; the engine proved depth 2 in 0.03 s (6 levels),
+0.2 s (8), 2-6 s (10) and depth 3 in 2 s (6), 8.5 s (7), 29 s (8), 200 s (9), and not within
+300 s at 10 levels (511 columns). The reduced rule (one-vs-rest, prefixes, CART's) keeps a
+10-level feature at about 30 columns (depth 3 in 0.4 s), but it can be far from the optimum over
+all subsets: choose ``max_category_subsets`` by depth.
+
 >>> import numpy as np
 >>> from optitree.split_space import SplitSpace
 >>> X = np.array([[0.0, 1.0], [1.0, np.nan], [2.0, 3.0], [1.0, 2.0]])

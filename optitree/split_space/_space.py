@@ -88,6 +88,8 @@ class SplitSpace:
         ``p``.
     has_missing : ndarray of bool (p,)
         Features with NaN in training.
+    n_categories : dict {feature: k}
+        The categorical features (``categorical``, sorted).
     levels : dict {feature: ndarray of float}
         Categorical features: the codes seen in training, sorted (the missing level, when
         ``has_missing``, is level ``len(levels[f])``).
@@ -111,7 +113,7 @@ class SplitSpace:
         self.has_missing = np.isnan(X).any(axis=0) if n else np.zeros(p, bool)
         self.identity = not self.n_categories and not self.has_missing.any()
         self.levels = {f: np.unique(X[~np.isnan(X[:, f]), f]) for f in self.n_categories}
-        cart_sides = self._cart_sides(cart_tree, X)
+        cart_sides = self._cart_sides(cart_tree)
         self.columns: list[Column] = []
         self._rules: dict[int, dict] = {}
         for f in range(p):
@@ -152,7 +154,7 @@ class SplitSpace:
             out[int(f)] = int(k)
         return dict(sorted(out.items()))
 
-    def _cart_sides(self, tree: Tree | None, X: np.ndarray) -> dict[int, list[np.ndarray]]:
+    def _cart_sides(self, tree: Tree | None) -> dict[int, list[np.ndarray]]:
         """Per categorical feature, the masks over its training codes that ``tree``'s nodes send left."""
         sides: dict[int, list[np.ndarray]] = {}
         if tree is None:
