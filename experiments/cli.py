@@ -206,7 +206,9 @@ def _list() -> int:
             print(f"  {name}")
             print(f"  {'':14s} params: {params}")
             continue
-        print(f"  {name:14s} {X.shape[0]:5d} x {X.shape[1]:<3d}   {info['task']:14s} {info['description']}")
+        n_categorical = len(info.get("categorical") or [])
+        categorical = f" [{n_categorical} categorical]" if n_categorical else ""
+        print(f"  {name:14s} {X.shape[0]:5d} x {X.shape[1]:<3d}   {info['task']:14s} {info['description']}{categorical}")
         print(f"  {'':14s} params: {params}")
     print("\nprotocols (config key `protocol`):")
     for name, protocol in sorted(_protocols.PROTOCOLS.items()):

@@ -273,3 +273,12 @@ def test_registry_categorical_dataset_reaches_the_method_as_categoricals(tmp_pat
     # the frame and the float matrix agree: codes in the published order
     frame, _, _ = datasets.load_frame("lenses", {})
     np.testing.assert_array_equal(datasets.to_array(frame), datasets.load_dataset("lenses", {})[0])
+
+
+def test_list_says_which_datasets_have_categorical_features(capsys):
+    from experiments import cli
+
+    assert cli.main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.split()[:1] == ["car"] and line.endswith("[6 categorical]") for line in lines)
+    assert not any(line.split()[:1] == ["iris"] and "categorical]" in line for line in lines)
