@@ -459,3 +459,14 @@ def test_regression_trees_decode_too():
     tree = space.decode(res.tree, X)
     assert tree.task == "regression"
     np.testing.assert_allclose(tree.predict(X), res.tree.predict(Z))
+
+
+def test_expand_allowed_maps_feature_masks_to_columns():
+    X = np.array([[0.0, 1.0, 5.0], [1.0, np.nan, 6.0], [2.0, 3.0, 7.0]])
+    space = SplitSpace(X, {0: 3})
+    assert space.column_feature.tolist() == [0, 0, 0, 1, 1, 2]
+    per_level = np.array([[True, False, True], [False, True, False]])
+    np.testing.assert_array_equal(space.expand_allowed(per_level),
+                                  [[1, 1, 1, 0, 0, 1], [0, 0, 0, 1, 1, 0]])
+    with pytest.raises(ValueError, match="3 entries"):
+        space.expand_allowed([True, False])
