@@ -237,8 +237,8 @@ def test_random_state_seeds_the_solver():
 
 def test_bad_input():
     X, y = noisy_data(n=20)
-    with pytest.raises(ValueError, match="NaN|infinity"):
-        OptimalTreeClassifier().fit(np.where(X > 0.9, np.nan, X), y)
+    with pytest.raises(ValueError, match="formulation='oct-h' cannot be used with missing values"):
+        OptimalTreeClassifier(formulation="oct-h").fit(np.where(X > 0.9, np.nan, X), y)
     with pytest.raises(ValueError, match="NaN|infinity"):
         OptimalTreeClassifier().fit(np.where(X > 0.9, np.inf, X), y)
     with pytest.raises(ValueError, match="1 class"):

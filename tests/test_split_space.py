@@ -5,7 +5,6 @@ brute force written here over the raw data, CART and scikit-learn never better, 
 example, and edge cases.
 """
 
-import itertools
 import json
 
 import numpy as np
@@ -15,6 +14,7 @@ from sklearn.tree import DecisionTreeClassifier
 from greedy import CARTClassifier, Tree, midpoint_threshold
 from optitree.exact import solve
 from optitree.split_space import NOT_MISSING_THRESHOLD, SplitSpace
+from split_bruteforce import brute_force
 
 
 # ---------------------------------------------------------------------- helpers
@@ -53,64 +53,6 @@ def _random_tree(rng, Z, depth):
     grow(0)
     m = len(cl)
     return Tree(cl, cr, feat, thr, np.zeros((m, 2)), n_features=Z.shape[1])
-
-
-def _onehot(y, w, k):
-    out = np.zeros((y.size, k))
-    out[np.arange(y.size), y] = w
-    return out
-
-
-def _raw_splits(X, categorical):
-    """Every split over the raw data, as a bool matrix (splits, rows) of the rows going left.
-
-    Categorical: every subset of the levels seen (codes and, with NaN, the missing level).
-    Numeric: every midpoint of the finite values and "all finite", with NaN left and right.
-    """
-    splits = []
-    for f in range(X.shape[1]):
-        x = X[:, f]
-        nan = np.isnan(x)
-        if f in categorical:
-            levels = [c for c in np.unique(x[~nan])]
-            labels = np.where(nan, -1.0, x)
-            if nan.any():
-                levels.append(-1.0)
-            for r in range(1, len(levels)):
-                for subset in itertools.combinations(levels, r):
-                    splits.append(np.isin(labels, subset))
-        else:
-            values = np.unique(x[~nan])
-            cuts = [(values[k] + values[k + 1]) / 2 for k in range(values.size - 1)] + [np.inf]
-            for t in cuts:
-                finite_left = np.where(nan, False, x <= t)
-                splits.append(finite_left | nan)
-                splits.append(finite_left)
-    return np.array(splits, bool).reshape(-1, X.shape[0])
-
-
-def _leaf_cost(counts):
-    return counts.sum(-1) - counts.max(-1)
-
-
-def _brute_force(X, y, w, categorical, depth):
-    """Least weighted misclassification of a tree of depth <= 2 over the raw splits."""
-    Yw = _onehot(y, w, y.max() + 1)
-    S = _raw_splits(X, categorical).astype(float)
-
-    def depth1(mask):
-        total = mask @ Yw
-        left = (S * mask) @ Yw
-        right = total - left
-        return min(_leaf_cost(total), (_leaf_cost(left) + _leaf_cost(right)).min(initial=np.inf))
-
-    everything = np.ones(y.size)
-    if depth == 1:
-        return depth1(everything)
-    best = depth1(everything)
-    for s in S:
-        best = min(best, depth1(s) + depth1(1.0 - s))
-    return best
 
 
 def _hardened(tree):
@@ -225,7 +167,7 @@ def test_optimum_over_z_equals_brute_force_over_raw_data_and_beats_cart(seed):
     Z = space.transform(X)
     for depth in (1, 2):
         res = solve(Z, y, sample_weight=w, max_depth=depth)
-        expected = _brute_force(X, y, w, {0}, depth)
+        expected = brute_force(X, y, w, {0}, depth)
         assert res.objective == pytest.approx(expected, abs=1e-9)
         tree = space.decode(res.tree, X, sample_weight=w)
         assert _error(tree, X, y, w, res.classes) == pytest.approx(expected, abs=1e-9)
@@ -245,7 +187,7 @@ def test_brute_force_sees_what_a_prefix_only_space_misses():
     y = np.isin(codes, [0, 2]).astype(int)
     X = codes[:, None]
     w = np.ones(codes.size)
-    assert _brute_force(X, y, w, {0}, 1) == 0.0
+    assert brute_force(X, y, w, {0}, 1) == 0.0
     assert solve(X, y, max_depth=1).objective > 0  # thresholds on the codes: prefixes only
     space = SplitSpace(X, {0: 4})
     assert solve(space.transform(X), y, max_depth=1).objective == 0.0

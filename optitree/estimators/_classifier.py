@@ -104,6 +104,15 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         With more than :data:`~optitree.exact._subsets.MAX_SUBSETS` subsets the engine
         ignores the limit (its bounds stay valid, it proves nothing); ``solver="dp"``
         then raises ValueError.
+    max_category_subsets : int or "auto", default="auto"
+        A categorical feature (pandas categorical column) with at most this many levels
+        (categories seen in ``fit``, plus one for missing values) splits on every subset of
+        its levels (``2**(L-1) - 1`` splits: 511 for 10); "auto": 10 up to depth 2, 7 at
+        depth 3, 6 deeper (:data:`~optitree.estimators._base.AUTO_CATEGORY_SUBSETS`, measured).
+        Above it on one-vs-rest, the category-order prefixes and CART's own subsets, so
+        CART's tree stays in the space.
+        Features with NaN in ``fit`` split with NaN sent to either side (scikit-learn's rule).
+        ``result_.split_space`` records the space a proof holds over (:mod:`optitree.split_space`).
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, as in scikit-learn's trees: ``{label: weight}`` (missing
         labels weigh 1), "balanced" (``n_samples / (n_classes * np.bincount(y))``) or
@@ -218,6 +227,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         allowed_features=None,
         class_weight=None,
         max_distinct_features=None,
+        max_category_subsets="auto",
     ):
         self.max_depth = max_depth
         self.formulation = formulation
@@ -239,6 +249,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         self.allowed_features = allowed_features
         self.class_weight = class_weight
         self.max_distinct_features = max_distinct_features
+        self.max_category_subsets = max_category_subsets
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -273,7 +284,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
                 raise ValueError("solver='dp' builds axis-aligned trees; formulation='oct-h' needs a MIP solver")
         self._stages = stages
         X, self.categories_ = encode_categories(X)
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
         for name in ("allowed_features", "max_distinct_features"):
             if getattr(self, name) is not None and self.formulation == "oct-h":
                 raise ValueError(f"{name} applies to formulation 'flow' or 'oct' (and solver='dp')")
@@ -317,7 +328,8 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
 
     def _fit_cart(self, X, y_enc, sample_weight, seed):
         """Greedy CART classifier (Gini) of ``max_depth`` with the same ``min_samples_leaf``."""
-        est = CARTClassifier(max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf, random_state=seed)
+        est = CARTClassifier(max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf, random_state=seed,
+                             categorical_features=sorted(self.categories_) or None)
         return est.fit(X, y_enc, sample_weight=sample_weight).tree_
 
     # ------------------------------------------------------------------ prediction

@@ -1,14 +1,13 @@
 """Inputs of the optimal estimators: pandas categorical columns as codes, sample weights made safe.
 
-Categorical columns become ordinal codes in the categories' order.
-
-A MIP split is a threshold, so a categorical column enters the model as its category codes
-(``0 .. n_categories - 1`` in the order of ``Series.cat.categories``: the declared order of an
-ordered categorical, the sorted labels otherwise). A split ``code <= 1.5`` sends the first two
-categories left; :func:`optitree.export_text` and :func:`optitree.plot_tree` print it as
-``color in {red, green}`` from the estimator's ``categories_``. Missing values and categories
-unseen in ``fit`` raise ValueError (the model has no routing for them); so do text columns
-(object or string dtype), named, with the fix (``astype("category")``).
+A categorical column enters as its category codes (``0 .. n_categories - 1`` in the order of
+``Series.cat.categories``: the declared order of an ordered categorical, the sorted labels
+otherwise), a missing value as NaN; the fit's split space (:mod:`optitree.split_space`) then
+splits it on subsets of its categories, and routes NaN to a learned side.
+:func:`optitree.export_text` and :func:`optitree.plot_tree` print such a split as
+``color in {red, green}`` from the estimator's ``categories_``. A category unseen in ``fit``
+gets a code past the known ones, which the tree sends to its ``default_left`` side. Text columns
+(object or string dtype) are refused, named, with the fix (``astype("category")``).
 """
 
 from __future__ import annotations
@@ -35,7 +34,8 @@ def encode_categories(X, categories=None):
     Returns
     -------
     X : array-like or pandas.DataFrame
-        ``X`` itself when it has nothing to encode, else a copy with float code columns.
+        ``X`` itself when it has nothing to encode, else a copy with float code columns (NaN for
+        a missing value, ``len(labels)`` for a category unseen in ``fit``).
     categories : dict
         ``{column index: ndarray of category labels}`` (empty when ``X`` has none).
     """
@@ -55,14 +55,10 @@ def encode_categories(X, categories=None):
         if i >= X.shape[1]:
             break  # validate_data reports the wrong number of features
         column = X.iloc[:, i]
-        if column.isna().any():
-            raise ValueError(f"categorical column {X.columns[i]!r} has missing values; the optimal trees need "
-                             "complete data (fill them or add a category for them)")
-        codes = pd.Index(labels).get_indexer(column.astype(object))
-        if (codes < 0).any():
-            unseen = sorted(map(str, set(column.astype(object)[codes < 0])))
-            raise ValueError(f"categorical column {X.columns[i]!r} has categories unseen in fit: {unseen}")
-        X.isetitem(i, codes.astype(np.float64))
+        codes = pd.Index(labels).get_indexer(column.astype(object)).astype(np.float64)
+        codes[(codes < 0) & column.notna().to_numpy()] = len(labels)  # unseen in fit: the default side
+        codes[column.isna().to_numpy()] = np.nan
+        X.isetitem(i, codes)
     return X, categories
 
 

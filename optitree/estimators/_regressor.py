@@ -111,6 +111,15 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     max_distinct_features : int or None, default=None
         The tree splits on at most this many distinct features, as in
         :class:`OptimalTreeClassifier`.
+    max_category_subsets : int or "auto", default="auto"
+        A categorical feature (pandas categorical column) with at most this many levels
+        (categories seen in ``fit``, plus one for missing values) splits on every subset of
+        its levels (``2**(L-1) - 1`` splits: 511 for 10); "auto": 10 up to depth 2, 7 at
+        depth 3, 6 deeper (:data:`~optitree.estimators._base.AUTO_CATEGORY_SUBSETS`, measured).
+        Above it on one-vs-rest, the category-order prefixes and CART's own subsets, so
+        CART's tree stays in the space.
+        Features with NaN in ``fit`` split with NaN sent to either side (scikit-learn's rule).
+        ``result_.split_space`` records the space a proof holds over (:mod:`optitree.split_space`).
     constraints : callable or None, default=None
         ``constraints(model)`` adds linear Pyomo constraints over a mirror of the
         variable blocks (``a, b, d, z, l, beta, f`` and ``wp, wm`` for linear leaves).
@@ -202,6 +211,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         acceleration="all",
         allowed_features=None,
         max_distinct_features=None,
+        max_category_subsets="auto",
     ):
         self.max_depth = max_depth
         self.formulation = formulation
@@ -225,6 +235,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         self.acceleration = acceleration
         self.allowed_features = allowed_features
         self.max_distinct_features = max_distinct_features
+        self.max_category_subsets = max_category_subsets
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -251,7 +262,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
             if self.leaf_model != "constant":
                 raise ValueError("solver='dp' builds constant-leaf trees; leaf_model='linear' needs a MIP solver")
         X, self.categories_ = encode_categories(X)
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_all_finite="allow-nan")
         if y.size and np.isfinite(y).all():
             span = float(y.max()) - float(y.min())
             if 0 < span < 2.0 ** -1000:
@@ -284,7 +295,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         """Greedy CART regressor of ``max_depth`` (criterion of ``loss``, same ``min_samples_leaf``)."""
         est = CARTRegressor(
             criterion=_CRITERION[self.loss], max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-            random_state=seed,
+            random_state=seed, categorical_features=sorted(self.categories_) or None,
         )
         return est.fit(X, y, sample_weight=sample_weight).tree_
 

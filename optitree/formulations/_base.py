@@ -403,6 +403,10 @@ class TreeFormulation(CompleteTreeShape, ABC):
         """
         return tree, 0
 
+    def threshold_rule(self) -> str:
+        """The thresholds the model splits a numeric feature on, for the certificate's split space."""
+        return "all midpoints"
+
     def objective_granularity(self) -> float:
         """``g`` with every objective value a multiple of it (model units), or 0 if unknown.
 

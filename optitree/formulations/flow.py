@@ -104,6 +104,11 @@ class FlowOCTFormulation(TreeFormulation):
     name = "flow"
     solve_memory = (300 * 2**20, 800)  # measured: experiments/bench_memory.py (peak 1.0-1.6 GiB at 1.4 M non-zeros over runs)
 
+    def threshold_rule(self) -> str:
+        if self.exact_thresholds:
+            return "all midpoints"
+        return f"at most {self.max_thresholds} quantile midpoints per feature, plus the start's"
+
     def __init__(self, X, y, *, depth, max_thresholds: int | None = None, required_thresholds=None, **kwargs):
         super().__init__(X, y, depth=depth, **kwargs)
         if max_thresholds is not None and (

@@ -144,6 +144,9 @@ class SolveResult:
     ``objective_units`` (set by the estimators) relates the objective to the user's units:
     ``{"name": "errors", "scale": s}`` means ``objective / s`` training errors (weighted);
     :func:`optitree.plot_progress` and the progress line show those. None: objective units.
+    ``split_space`` (set by the estimators) is the space of splits the result holds over:
+    ``{"thresholds": rule, "features": [...]}`` with each categorical feature's subset rule and
+    the features whose NaN routing was chosen (:meth:`optitree.split_space.SplitSpace.describe`).
     ``acceleration`` records what the exact engine contributed (start, bound rows,
     screening, a certificate; :class:`optitree.pipeline._engine.ExactStage`), None without it.
     """
@@ -172,6 +175,7 @@ class SolveResult:
     acceleration: dict | None = None
     fit_time: float | None = None
     objective_units: dict | None = None
+    split_space: dict | None = None
 
     def __post_init__(self):
         if self.termination not in TERMINATIONS:
@@ -241,6 +245,20 @@ class SolveResult:
         return [f"units: objective = ({name}) x {scale:.6g}; the objective is {num(self.objective / scale)} "
                 f"in the data's units"]
 
+    def _space_line(self) -> list:
+        """``split space: ...``: what a proof holds over (numeric thresholds, category subsets, NaN routing)."""
+        space = self.split_space
+        if not space:
+            return []
+        parts = [f"thresholds: {space.get('thresholds', 'all midpoints')}"]
+        for f in space.get("features", []):
+            name = f.get("name", f"x{f['feature']}")
+            if f.get("kind") == "categorical":
+                parts.append(f"{name}: {f.get('subsets')} of {f.get('levels')} levels")
+            if f.get("missing") == "both sides":
+                parts.append(f"{name}: NaN either side")
+        return ["split space: " + "; ".join(parts)]
+
     def summary(self) -> str:
         """A few human-readable lines."""
         def num(v, fmt=".6g"):
@@ -264,6 +282,7 @@ class SolveResult:
             f" [{self.solver}]",
             f"objective: {num(self.objective)}  bound: {num(bound)}  gap: {gap}",
             *self._units_line(num),
+            *self._space_line(),
             f"time: build {self.build_time:.2f} s, solve {self.solve_time:.2f} s"
             f"{'' if self.fit_time is None else f', fit {self.fit_time:.2f} s'}; nodes: {self.nodes}",
             f"size: {self.n_rows} rows, {self.n_cols} columns ({self.n_integer} integer), "
