@@ -12,7 +12,8 @@ import numpy as np
 from greedy import Tree
 
 from ._data import ExactData, prepare
-from ._search import EPS, Search, Trace, check_allowed, parallel_branch, to_tree
+from ._search import EPS, Search, check_allowed, parallel_branch
+from ._tree import Trace, to_tree
 from ._subsets import feature_subsets, solve_over_subsets
 
 

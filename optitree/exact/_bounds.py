@@ -27,7 +27,8 @@ import numpy as np
 from greedy import Tree
 
 from ._api import _as_data, _check_params
-from ._search import EPS, BudgetExhausted, Search, check_allowed, to_tree
+from ._search import EPS, BudgetExhausted, Search, check_allowed
+from ._tree import to_tree
 from ._subsets import feature_subsets, split_bounds_over_subsets
 
 

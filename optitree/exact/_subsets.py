@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from itertools import combinations
 
 import numpy as np
@@ -97,10 +98,9 @@ def solve_over_subsets(solve, masks, *, upper_bound, time_limit, **kwargs):
     Returns
     -------
     ExactResult
-        As :func:`optitree.exact.solve`; ``n_evaluated`` summed over the subsets.
+        As :func:`optitree.exact.solve` (the best subset's result with the enumeration's objective,
+        bound, status and trace); ``n_evaluated`` and ``work`` summed over the subsets.
     """
-    from ._api import ExactResult
-
     start = time.perf_counter()
     best = None
     open_bound = math.inf
@@ -141,8 +141,8 @@ def solve_over_subsets(solve, masks, *, upper_bound, time_limit, **kwargs):
     gap = 0.0 if objective - bound <= 1e-9 * max(1.0, abs(objective)) else (objective - bound) / max(objective, 1e-12)
     elapsed = time.perf_counter() - start
     trace.append((elapsed, objective, bound))
-    return ExactResult(best.tree, objective, bound, gap, status, elapsed, trace, best.classes, evaluated, stopped_by,
-                       work)
+    return replace(best, objective=objective, bound=bound, gap=gap, status=status, time=elapsed, trace=trace,
+                   n_evaluated=evaluated, stopped_by=stopped_by, work=work)
 
 
 def split_bounds_over_subsets(split_bounds, masks, *, time_limit, **kwargs):
@@ -157,15 +157,14 @@ def split_bounds_over_subsets(split_bounds, masks, *, time_limit, **kwargs):
     SplitBounds
         Candidates of every usable feature; ``complete`` when every mask finished.
     """
-    from ._bounds import SplitBounds
-
     start = time.perf_counter()
+    result_type = None  # SplitBounds, the type of split_bounds' results (not imported: _bounds imports this module)
     pairs = {}  # (feature, threshold) -> [n_left, left, right, exact]
     leaf_cost, incumbent, incumbent_tree, complete = None, math.inf, None, True
     for mask in masks:
         remaining = None if time_limit is None else max(time_limit - (time.perf_counter() - start), 1e-3)
         sb = split_bounds(allowed_features=mask, time_limit=remaining, **kwargs)
-        leaf_cost = sb.leaf_cost
+        leaf_cost, result_type = sb.leaf_cost, type(sb)
         complete &= sb.complete
         if sb.incumbent < incumbent:
             incumbent, incumbent_tree = sb.incumbent, sb.incumbent_tree
@@ -184,6 +183,6 @@ def split_bounds_over_subsets(split_bounds, masks, *, time_limit, **kwargs):
     def column(i, dtype):
         return np.array([v[i] for v in values], dtype)
 
-    return SplitBounds(np.array([f for f, _ in keys], np.intp), np.array([t for _, t in keys], np.float64),
+    return result_type(np.array([f for f, _ in keys], np.intp), np.array([t for _, t in keys], np.float64),
                        column(0, np.intp), column(1, np.float64), column(2, np.float64), column(3, bool),
                        float(leaf_cost), float(incumbent), incumbent_tree, complete, time.perf_counter() - start)
