@@ -130,7 +130,7 @@ def test_oblique_never_worse_and_returns_the_input_when_it_cannot_improve():
     X, y = rotated_xor(n=120, noise=0.1, seed=1)
     for seed in range(3):
         start = CARTClassifier(max_depth=2, max_features=1, random_state=seed).fit(X, y).tree_
-        tree = improve_oblique(start, X, y, max_depth=2, time_limit=3, random_state=seed)
+        tree = improve_oblique(start, X, y, max_depth=2, time_limit=3, random_state=seed, max_rounds=5)
         assert oblique_objective(tree, X, y) <= oblique_objective(start, X, y)
     separable = (X[:, 0] > 0.5).astype(int)
     stump = CARTClassifier(max_depth=1).fit(X, separable).tree_
@@ -164,6 +164,7 @@ def sse_objective_by_hand(tree, X, y, w, alpha=0.0, leaf_alpha=0.0):
     return (w @ (y - pred) ** 2) / sst + alpha * int((tree.children_left != -1).sum()) + leaf_alpha * l1
 
 
+@pytest.mark.filterwarnings("ignore:OCT. features")
 def test_linear_leaves_improve_the_constant_optimum_and_encode_in_ort():
     X, y = linear_data()
     w = np.r_[np.ones(150), np.zeros(10)]
@@ -187,13 +188,14 @@ def test_linear_leaves_improve_the_constant_optimum_and_encode_in_ort():
 def test_linear_leaves_respect_a_binding_budget_and_never_worsen_a_valid_start():
     X, y = linear_data(seed=1)
     tight = improve_linear_leaves(CARTRegressor(max_depth=2).fit(X, y).tree_, X, y, min_samples_leaf=5,
-                                  coef_budget=0.3, time_limit=10, max_depth=2)
+                                  coef_budget=0.3, time_limit=10, max_depth=2, max_rounds=2)
     l1 = np.abs(tight.leaf_coef[tight.is_leaf]) @ np.ptp(X, axis=0) / np.ptp(y)
     assert l1.max() <= 0.3 and l1.max() > 0.29  # binding
-    again = improve_linear_leaves(tight, X, y, min_samples_leaf=5, coef_budget=0.3, time_limit=10, max_depth=2)
+    again = improve_linear_leaves(tight, X, y, min_samples_leaf=5, coef_budget=0.3, time_limit=10, max_depth=2,
+                                  max_rounds=2)
     assert linear_leaf_objective(again, X, y) <= linear_leaf_objective(tight, X, y)
     greedy_tree = CARTRegressor(max_depth=2, min_samples_leaf=5, leaf_model="linear").fit(X, y).tree_
-    out = improve_linear_leaves(greedy_tree, X, y, min_samples_leaf=5, coef_budget=100.0, time_limit=10)
+    out = improve_linear_leaves(greedy_tree, X, y, min_samples_leaf=5, coef_budget=100.0, time_limit=10, max_rounds=2)
     assert linear_leaf_objective(out, X, y) <= linear_leaf_objective(greedy_tree, X, y)
 
 
@@ -217,3 +219,38 @@ def test_linear_leaves_depth1_equals_exhaustive_split_enumeration():
     start = Tree([-1], [-1], [-2], [np.nan], [[y.mean()]], n_features=2, task="regression")
     tree = improve_linear_leaves(start, X, y, min_samples_leaf=4, coef_budget=1e6, time_limit=20, max_depth=1)
     assert linear_leaf_objective(tree, X, y) == pytest.approx(best / sst, rel=1e-9)
+
+
+def test_linear_leaves_depth2_equals_exhaustive_enumeration_on_tiny_data():
+    """Every depth-2 tree (each node: any threshold of any feature, or a leaf) with least-squares leaves."""
+    rng = np.random.RandomState(11)
+    X = rng.rand(13, 2)
+    y = np.where(X[:, 0] < 0.5, X[:, 1], 2 - 3 * X[:, 1]) + np.where(X[:, 1] < 0.3, 1.0, 0.0) + 0.05 * rng.randn(13)
+    min_leaf = 3
+
+    def ls(rows):
+        if rows.sum() == 0:
+            return 0.0
+        A = np.column_stack([np.ones(rows.sum()), X[rows]])
+        r = y[rows] - A @ np.linalg.lstsq(A, y[rows], rcond=None)[0]
+        return r @ r
+
+    def splits(rows):
+        yield None
+        for f in range(2):
+            for t in np.unique(X[rows, f])[:-1]:
+                left = rows & (X[:, f] <= t)
+                if min(left.sum(), (rows & ~left).sum()) >= min_leaf:
+                    yield left, rows & ~left
+
+    def best_depth1(rows):
+        return min(ls(rows) if s is None else ls(s[0]) + ls(s[1]) for s in splits(rows))
+
+    every = np.ones(13, bool)
+    best = min(best_depth1(every) if s is None else best_depth1(s[0]) + best_depth1(s[1]) for s in splits(every))
+    start = CARTRegressor(max_depth=2, min_samples_leaf=min_leaf).fit(X, y).tree_
+    tree = improve_linear_leaves(start, X, y, min_samples_leaf=min_leaf, coef_budget=1e6, time_limit=20)
+    sst = ((y - y.mean()) ** 2).sum()
+    got = linear_leaf_objective(tree, X, y)
+    assert got >= best / sst - 1e-9  # never below the true optimum
+    assert got == pytest.approx(best / sst, rel=1e-7)

@@ -24,8 +24,13 @@ and ``λ`` ``leaf_alpha``.
   feature at once from prefix sums of ``w [1, x̃, y]ᵀ[1, x̃, y]`` per leaf — and the best
   ones are evaluated exactly (leaves refitted within the budget); the node takes the best
   split when the tree's objective strictly decreases. Repeated to a fixed point from every
-  start (the given tree, greedy linear-leaf and constant-leaf CART, ``starts``), then from
-  random perturbations of the best tree until the time limit.
+  start (the given tree, greedy linear-leaf and constant-leaf CART, ``starts``).
+* **Look-ahead** (nodes whose children split last, e.g. the root at depth 2): the node and
+  both children chosen together — every feature at 16 spread thresholds, each child's best
+  split (or none) among 16 per feature, ranked by the unconstrained least-squares error of
+  the four leaves; the best three are polished by the local search. Then random
+  perturbations of the best tree until the time limit or ``max_rounds`` without improvement.
+  ``time_limit=0`` returns the given splits with their leaves fitted within the budget.
 
 The returned tree has ``leaf_coef`` / ``leaf_intercept`` in user units within the budget
 (shrunk by a relative ``1e-9`` for the model's tolerances) and is never worse on the
@@ -273,6 +278,22 @@ def _ls_error(S):
     return np.maximum(c - np.einsum("ki,ki->k", b, sol), 0.0)
 
 
+def _quantile_splits(v, min_leaf, n_quantiles, order=None):
+    """Up to ``n_quantiles`` splits ``(k, threshold, left mask)`` of ``v`` at spread positions, both sides >= ``min_leaf``."""
+    order = np.argsort(v, kind="stable") if order is None else order
+    vs = v[order]
+    n = v.size
+    ks = np.flatnonzero(vs[1:] > vs[:-1]) + 1
+    ks = ks[(ks >= min_leaf) & (n - ks >= min_leaf)]
+    if ks.size > n_quantiles:
+        ks = ks[np.unique(np.linspace(0, ks.size - 1, n_quantiles).round().astype(int))]
+    out = []
+    for k in ks:
+        t = float(midpoint_threshold(vs[k - 1], vs[k]))
+        out.append((int(k), t, v <= t))
+    return out
+
+
 def _project_l1(u, radius):
     """Euclidean projection onto ``{|u|₁ <= radius}`` (Duchi et al. 2008)."""
     a = np.abs(u)
@@ -375,6 +396,55 @@ class _Search:
                 best = (f2, t2, new)
         return best
 
+    def lookahead(self, feat, thr, m, n_quantiles=16, n_best=3):
+        """Trees whose node ``m`` (its children splitting last) and both children are chosen together.
+
+        Every feature and ``n_quantiles`` thresholds at ``m``, each child's best split among
+        ``n_quantiles`` thresholds per feature (or no split), ranked by the unconstrained
+        least-squares error of the four leaves; the ``n_best`` are returned for local search.
+        """
+        p = self.p
+        rows = np.flatnonzero(p.route(feat, thr)[1][int(np.log2(m))] == m)
+        if rows.size < 2 * p.min_leaf:
+            return []
+        cands = []
+        for j in p.U:
+            for k, t, left in _quantile_splits(p.X[rows, j], p.min_leaf, n_quantiles):
+                if self.clock.out():
+                    return []
+                lo, cl = self.best_child(rows[left], n_quantiles)
+                hi, cr = self.best_child(rows[~left], n_quantiles)
+                cands.append((lo + hi + p.alpha * (1 + (cl[0] >= 0) + (cr[0] >= 0)), int(j), t, cl, cr))
+        cands.sort(key=lambda c: c[0])
+        out = []
+        for _, j, t, cl, cr in cands[:n_best]:
+            f2, t2 = feat.copy(), thr.copy()
+            f2[m - 1], t2[m - 1] = j, t
+            (f2[2 * m - 1], t2[2 * m - 1]), (f2[2 * m], t2[2 * m]) = cl, cr
+            out.append((f2, t2))
+        return out
+
+    def best_child(self, rows, n_quantiles):
+        """``(lower bound, (feature, threshold))`` of the best split of ``rows`` into two leaves (feature -1: none)."""
+        p = self.p
+        V = np.column_stack([np.ones(rows.size), p.Z[rows], p.yc[rows]])
+        outer = (V * p.w[rows][:, None])[:, :, None] * V[:, None, :]
+        total = outer.sum(axis=0)
+        best = (float(_ls_error(total[None])[0]) / p.sst, (-1, 0.0))
+        for j in p.U:
+            v = p.X[rows, j]
+            order = np.argsort(v, kind="stable")
+            splits = _quantile_splits(v, p.min_leaf, n_quantiles, order=order)
+            if not splits:
+                continue
+            ks = np.array([k for k, _, _ in splits])
+            S = np.cumsum(np.add.reduceat(outer[order], np.r_[0, ks]), axis=0)[:-1]  # prefix sums at every k
+            err = (_ls_error(S) + _ls_error(total - S)) / p.sst
+            i = int(err.argmin())
+            if err[i] < best[0]:
+                best = (float(err[i]), (int(j), splits[i][1]))
+        return best
+
     def perturb(self, feat, thr):
         p = self.p
         feat, thr = feat.copy(), thr.copy()
@@ -452,6 +522,15 @@ def improve_linear_leaves(
         feat, thr, obj = search.descend_all(feat, thr)
         if best is None or obj < best[2] - _TOL:
             best = (feat, thr, obj)
+    for m in range(2 ** max(depth - 2, 0), 2 ** max(depth - 1, 0)):  # nodes whose children split last
+        for feat, thr in search.lookahead(best[0], best[1], m) if depth >= 2 else ():
+            if clock.out():
+                break
+            if not np.isfinite(prob.evaluate(feat, thr)):
+                continue
+            feat, thr, obj = search.descend_all(feat, thr)
+            if obj < best[2] - _TOL * max(1.0, abs(best[2])):
+                best = (feat, thr, obj)
     fails = 0
     while fails < max_rounds and not clock.out():
         feat, thr = search.perturb(best[0], best[1])
