@@ -145,6 +145,8 @@ def test_oblique_input_checks():
     deep = CARTClassifier(max_depth=3).fit(X, y).tree_
     with pytest.raises(ValueError, match="depth"):
         improve_oblique(deep, X, y, max_depth=1)
+    with pytest.raises(ValueError, match="squared"):
+        improve_linear_leaves(reg, X, y.astype(float), loss="absolute")
 
 
 # ---------------------------------------------------------------------------- linear leaves
@@ -254,3 +256,19 @@ def test_linear_leaves_depth2_equals_exhaustive_enumeration_on_tiny_data():
     got = linear_leaf_objective(tree, X, y)
     assert got >= best / sst - 1e-9  # never below the true optimum
     assert got == pytest.approx(best / sst, rel=1e-7)
+
+
+def test_heuristics_import_numpy_scipy_sklearn_and_greedy_only():
+    import ast
+    import pathlib
+
+    allowed = {"numpy", "scipy", "sklearn", "greedy", "__future__", "time", "warnings", "itertools", "math"}
+    for path in (pathlib.Path(__file__).resolve().parents[1] / "optitree" / "heuristics").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level <= 1, path  # nothing from optitree outside heuristics/
+                if node.level == 0:
+                    assert node.module.split(".")[0] in allowed, (path, node.module)
+            elif isinstance(node, ast.Import):
+                assert {a.name.split(".")[0] for a in node.names} <= allowed, path

@@ -279,7 +279,7 @@ def _ls_error(S):
 
 
 def _quantile_splits(v, min_leaf, n_quantiles, order=None):
-    """Up to ``n_quantiles`` splits ``(k, threshold, left mask)`` of ``v`` at spread positions, both sides >= ``min_leaf``."""
+    """Up to ``n_quantiles`` splits ``(k, threshold, left mask)`` of ``v``, spread, both sides >= ``min_leaf``."""
     order = np.argsort(v, kind="stable") if order is None else order
     vs = v[order]
     n = v.size
@@ -458,7 +458,7 @@ class _Search:
 def improve_linear_leaves(
     tree: Tree, X, y, sample_weight=None, *, min_samples_leaf: int = 1, coef_budget: float = 2.0,
     leaf_alpha: float = 0.0, time_limit: float | None = 10.0, alpha: float = 0.0, max_depth: int | None = None,
-    starts=(), random_state=0, max_rounds: int = 10, max_exact: int = 12,
+    starts=(), random_state=0, max_rounds: int = 10, max_exact: int = 12, loss: str = "squared",
 ) -> Tree:
     """A linear-leaf tree whose ORT-L objective (squared error) is at most ``tree``'s (module docstring).
 
@@ -486,6 +486,9 @@ def improve_linear_leaves(
         Perturbation rounds in a row without improvement after which the search stops.
     max_exact : int
         Candidate splits evaluated exactly per node move (best lower bounds first).
+    loss : {"squared"}
+        The objective's loss: squared error only (for ORT-L with ``loss="absolute"`` a
+        least-squares tree is no guarantee of a better absolute error).
 
     Returns
     -------
@@ -493,6 +496,8 @@ def improve_linear_leaves(
         With ``leaf_coef`` / ``leaf_intercept`` within the budget; ``tree`` itself when
         nothing strictly better was found and ``tree`` is a valid ORT-L tree.
     """
+    if loss != "squared":
+        raise ValueError(f"improve_linear_leaves minimises squared error; got loss={loss!r}")
     X, y, w = check_inputs(tree, X, y, sample_weight, min_samples_leaf, "regression")
     y = y.astype(np.float64)
     if not (np.isfinite(coef_budget) and coef_budget > 0) or not (np.isfinite(leaf_alpha) and leaf_alpha >= 0):
