@@ -299,3 +299,39 @@ def test_linear_leaves_refuse_coefficients_beyond_float64():
 @parametrize_with_checks([OptimalTreeRegressor(max_depth=2, node_limit=0, time_limit=30)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_user_rows_on_leaf_values_keep_the_models_values():
+    # beta[0] >= beta[3] on increasing data binds; the least-squares means of the MIP's leaves
+    # would break it, so the returned tree predicts the model's leaf values, which meet it
+    pyo = pytest.importorskip("pyomo.environ")
+    from optitree.formulations import to_heap
+
+    rng = np.random.RandomState(0)
+    X = rng.rand(30, 2)
+    y = X[:, 0] * 3 + rng.randn(30) * 0.1
+
+    def monotone(m):
+        m.monotone = pyo.Constraint(expr=m.beta[0] >= m.beta[3])
+        m.used = pyo.Constraint([0, 3], rule=lambda m, t: m.l[t] == 1)
+
+    reg = OptimalTreeRegressor(max_depth=2, min_samples_leaf=3, time_limit=30, constraints=monotone).fit(X, y)
+    assert "the returned tree violates the model" not in reg.result_.message
+    heap = to_heap(reg.tree_, 2).value[:, 0]
+    assert heap[0] >= heap[3] - 1e-9
+    unconstrained = OptimalTreeRegressor(max_depth=2, min_samples_leaf=3).fit(X, y)
+    sse = ((reg.predict(X) - y) ** 2).sum()
+    assert sse >= ((unconstrained.predict(X) - y) ** 2).sum() - 1e-9
+
+
+def test_start_gives_an_empty_heap_leaf_the_value_of_the_leaf_covering_it():
+    from optitree.formulations import ORTFormulation
+
+    X = np.linspace(0, 1, 12)[:, None]
+    y = np.where(X[:, 0] <= 0.5, 1.0, 5.0)
+    form = ORTFormulation(X, y, depth=2, loss="absolute")
+    form.build()
+    stump = OptimalTreeRegressor(max_depth=1).fit(X, y).tree_
+    beta = form.start_vector(stump)[form.vars["beta"]]
+    # two heap leaves below each of the stump's leaves, one of them empty: both take its value
+    np.testing.assert_allclose(form.task.to_model_units(np.array([1.0, 1.0, 5.0, 5.0])), beta)

@@ -47,6 +47,7 @@ import numpy as np
 from greedy import Tree
 
 from ..model import ModelSpec
+from ._heap import to_heap
 from ._skeleton import _skeleton_nnz, _skeleton_rows, add_skeleton_rows, set_skeleton_start
 from ._task import LEAF_MODELS, LOSSES, RegressionTask
 from .oct import OCTFormulation
@@ -242,8 +243,11 @@ class ORTFormulation(OCTFormulation):
         x = np.zeros(self.spec.n_cols)
         self._set_split_start(tree, x)
         leaf_k = set_skeleton_start(self, tree, x)
-        beta = np.full(L, self.y_min)
-        beta[leaf_k] = self.task.to_model_units(tree.predict(self.X))  # constant leaves: one value per heap leaf
+        if tree.leaf_coef is None:  # every heap leaf, an empty one too, takes the value of the leaf covering it
+            beta = self.task.to_model_units(to_heap(tree, self.depth).value[:, 0])
+        else:
+            beta = np.full(L, self.y_min)
+            beta[leaf_k] = self.task.to_model_units(tree.predict(self.X))
         x[v["beta"]] = beta
         f = np.abs(self.model_target - beta[leaf_k])
         x[v["f"]] = f
@@ -255,14 +259,15 @@ class ORTFormulation(OCTFormulation):
         """Tree of a solution in original units; linear leaves get the model's coefficients.
 
         Constant leaves take the loss's best constant for their training samples (the
-        model's ``β`` at an optimum; squared error: the exact least-squares value).
+        model's ``β`` at an optimum; squared error: the exact least-squares value), or the
+        model's ``β`` when user rows on the leaf values forbid the best constants.
         Squared error with linear leaves (and ``leaf_alpha == 0``): a leaf whose exact
         weighted least-squares fit lies within ``coef_budget`` takes that fit, the
         exact optimum of the leaf for the model's partition.
         """
         tree = super().decode(spec, x)
         if self.leaf_model == "constant":
-            return tree
+            return tree if self._is_solution(tree) else self._with_model_values(tree, spec, x)
         x = np.asarray(x, dtype=np.float64)
         leaf_k = spec.block_values(x, "z").argmax(axis=1)
         heap_of_node = np.zeros(tree.node_count, np.intp)
@@ -281,6 +286,22 @@ class ORTFormulation(OCTFormulation):
         d = tree.to_dict()
         d.update(leaf_coef=np.where(leaf, coef, 0.0), leaf_intercept=np.where(leaf[:, 0], intercept, 0.0))
         return Tree.from_dict(d)
+
+    def _with_model_values(self, tree: Tree, spec, x) -> Tree:
+        """``tree`` predicting the model's leaf values ``β`` instead of the loss's best constants.
+
+        User rows on ``β`` (e.g. a monotone row ``β_0 <= β_3``) can forbid the best constants;
+        the model's own values meet them. ``tree`` itself when that is no solution either.
+        """
+        heap_of_node = np.zeros(tree.node_count, np.intp)
+        heap_of_node[tree.apply(self.X)] = spec.block_values(x, "z").argmax(axis=1)
+        beta = spec.block_values(x, "beta")[heap_of_node]
+        d = tree.to_dict()
+        value = np.array(d["value"], dtype=np.float64)
+        leaves = tree.is_leaf
+        value[leaves, 0] = beta[leaves] / self.task.target_scale + self.task.target_centre
+        candidate = Tree.from_dict({**d, "value": value})
+        return candidate if self._is_solution(candidate) else tree
 
     def _refit_least_squares(self, tree: Tree, beta: np.ndarray, w: np.ndarray) -> None:
         """Replace ``beta[node], w[node]`` of every leaf by its weighted least-squares fit when within budget."""
