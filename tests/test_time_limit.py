@@ -79,3 +79,17 @@ def test_warm_up_compiles_once():
     exact.warm_up()
     assert exact.warm_up() == 0.0
     assert np.isfinite(exact.solve(np.eye(3), np.arange(3), max_depth=2).objective)
+
+
+def test_work_limit_stops_the_engine_the_same_way_every_time():
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    fits = [OptimalTreeClassifier(max_depth=3, work_limit=3000, time_limit=None).fit(X, y) for _ in range(2)]
+    first, second = (f.result_ for f in fits)
+    assert first.status == "work_limit" and not first.proven_optimal
+    assert first.acceleration["engine"]["stopped_by"] == "work_limit"
+    assert (first.objective, first.bound) == (second.objective, second.bound)
+    assert fits[0].tree_.to_json() == fits[1].tree_.to_json()
+    proven = OptimalTreeClassifier(max_depth=3).fit(X, y).result_
+    assert first.bound <= proven.objective <= first.objective  # the stopped fit's bound is a bound

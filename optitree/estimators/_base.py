@@ -65,6 +65,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         "solver": [str],
         "constraints": [callable, None],
         "node_limit": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "work_limit": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "memory_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "verbose": ["verbose"],
         "max_category_subsets": [Interval(numbers.Integral, 1, 16, closed="both"), StrOptions({"auto"})],
@@ -146,7 +147,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         request = FitRequest(
             max_depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf), solver=self.solver,
             time_limit=None if self.time_limit is None else float(self.time_limit), rel_gap=float(self.rel_gap),
-            threads=int(self.threads), seed=seed, node_limit=self.node_limit,
+            threads=int(self.threads), seed=seed, node_limit=self.node_limit, work_limit=self.work_limit,
             memory_budget=None if self.memory_budget is None else int(self.memory_budget),
             verbose=int(self.verbose), constraints=self.constraints, stages=self._stages,
             allowed=self._allowed if space is None or self._allowed is None else space.expand_allowed(self._allowed),

@@ -113,6 +113,12 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         CART's tree stays in the space.
         Features with NaN in ``fit`` split with NaN sent to either side (scikit-learn's rule).
         ``result_.split_space`` records the space a proof holds over (:mod:`optitree.split_space`).
+    work_limit : int or None, default=None
+        A deterministic budget for the exact engine (its work units: kernel calls weighted by
+        rows, :func:`optitree.exact.solve`): with ``threads=1`` the same data and ``work_limit``
+        give the same tree and bound on any machine and load. A fit the engine cannot finish
+        within it ends with the engine's best tree and bound (status ``"work_limit"``; a MIP has
+        no deterministic budget, so none is solved). ``time_limit`` still applies.
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, as in scikit-learn's trees: ``{label: weight}`` (missing
         labels weigh 1), "balanced" (``n_samples / (n_classes * np.bincount(y))``) or
@@ -228,6 +234,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         class_weight=None,
         max_distinct_features=None,
         max_category_subsets="auto",
+        work_limit=None,
     ):
         self.max_depth = max_depth
         self.formulation = formulation
@@ -250,6 +257,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         self.class_weight = class_weight
         self.max_distinct_features = max_distinct_features
         self.max_category_subsets = max_category_subsets
+        self.work_limit = work_limit
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

@@ -120,6 +120,12 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         CART's tree stays in the space.
         Features with NaN in ``fit`` split with NaN sent to either side (scikit-learn's rule).
         ``result_.split_space`` records the space a proof holds over (:mod:`optitree.split_space`).
+    work_limit : int or None, default=None
+        A deterministic budget for the exact engine (its work units: kernel calls weighted by
+        rows, :func:`optitree.exact.solve`): with ``threads=1`` the same data and ``work_limit``
+        give the same tree and bound on any machine and load. A fit the engine cannot finish
+        within it ends with the engine's best tree and bound (status ``"work_limit"``; a MIP has
+        no deterministic budget, so none is solved). ``time_limit`` still applies.
     constraints : callable or None, default=None
         ``constraints(model)`` adds linear Pyomo constraints over a mirror of the
         variable blocks (``a, b, d, z, l, beta, f`` and ``wp, wm`` for linear leaves).
@@ -212,6 +218,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         allowed_features=None,
         max_distinct_features=None,
         max_category_subsets="auto",
+        work_limit=None,
     ):
         self.max_depth = max_depth
         self.formulation = formulation
@@ -236,6 +243,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         self.allowed_features = allowed_features
         self.max_distinct_features = max_distinct_features
         self.max_category_subsets = max_category_subsets
+        self.work_limit = work_limit
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

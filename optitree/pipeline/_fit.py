@@ -74,6 +74,7 @@ class FitRequest:
     threads: int = 1
     seed: int = 0
     node_limit: int | None = None
+    work_limit: int | None = None
     memory_budget: int | None = None
     verbose: int = 0
     constraints: Callable | None = None
@@ -221,14 +222,14 @@ class FitPipeline:
             result = stage.solve(self.data, self.form, max_depth=request.max_depth,
                                  min_samples_leaf=request.min_samples_leaf, time_limit=share,
                                  callback=self.watch.engine_callback("engine", model_units(self.form)),
-                                 threads=request.threads)
+                                 threads=request.threads, work_limit=request.work_limit)
         self.watch.known(bound=stage.engine["bound"] if stage.lower_bounds else None)
         return result
 
     def _end_with_engine(self, engine) -> None:
         """End the fit with the engine's answer when it settles it (proof, 'dp', Ctrl-C, its time limit)."""
         request, stage = self.request, self.stage
-        if request.solver == "dp" or engine.status == "interrupted" or ("proof" in stage.stages and (
+        if request.solver == "dp" or engine.status in ("interrupted", "work_limit") or ("proof" in stage.stages and (
             engine.status == "optimal" or engine.status == "time_limit" and self.options.time_limit is not None
         )):
             # without user constraints a MIP after an engine stopped by the clock (90 % of the limit

@@ -47,8 +47,8 @@ def engine_result(form, stage, engine, tree, options, *, rel_gap, solver, fallba
         stage.certificate = "engine"
     trace = [{"time": t, "incumbent": inc * scale, "bound": b * scale, "gap": relative_gap(inc * scale, b * scale),
               "nodes": None, "event": "progress"} for t, inc, b in engine.trace]
-    termination = "optimal" if proven else engine.status if engine.status in ("node_limit", "interrupted") \
-        else "time_limit"
+    termination = "optimal" if proven else engine.status if engine.status in ("node_limit", "work_limit",
+                                                                               "interrupted") else "time_limit"
     result = certified_result(stage, objective=objective, bound=bound, proven=proven, solve_time=engine.time,
                               trace=trace, source="exact", options=options, solver=solver, termination=termination)
     check = verify_certificate(result, engine.objective * scale, rel_gap=rel_gap, exact=True)

@@ -20,9 +20,9 @@ __all__ = [
     "finished_result",
 ]
 
-TERMINATIONS = ("optimal", "infeasible", "time_limit", "node_limit", "interrupted", "error")
+TERMINATIONS = ("optimal", "infeasible", "time_limit", "node_limit", "work_limit", "interrupted", "error")
 # Terminations after which a solution may or may not exist: the status string says which.
-_LIMITS = ("time_limit", "node_limit", "interrupted")
+_LIMITS = ("time_limit", "node_limit", "work_limit", "interrupted")
 _NO_SOLUTION = "_no_solution"
 STATUSES = (
     "optimal",
