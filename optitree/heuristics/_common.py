@@ -23,6 +23,9 @@ class Clock:
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
 
+    def left(self) -> float:
+        return self.limit - self.elapsed()
+
     def out(self) -> bool:
         return self.elapsed() >= self.limit
 

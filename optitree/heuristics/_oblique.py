@@ -362,6 +362,8 @@ class _Search:
                 best.append((r[0], A[m - 1].copy(), r[1]))
 
         def consider(a):
+            if self.clock.out():
+                return
             a = np.where(p.usable, a, 0.0)
             s = np.abs(a).sum()
             if s == 0 or not np.isfinite(s):
@@ -390,6 +392,8 @@ class _Search:
                 if key in seen or not prefL.any() or not prefR.any():
                     continue
                 seen.add(key)
+                if self.clock.out():
+                    break
                 for a in _separating_directions(Xr[prefL | prefR], prefR[prefL | prefR], wr[prefL | prefR]):
                     consider(a)
                     if p.alpha > 0:  # sparser versions: alpha is charged per feature used
