@@ -195,12 +195,13 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         if start_sub.cost < best - EPS:
             best, nodes = start_sub.cost, start_sub.nodes
             trace.add(best, 0.0)
+        first_pass = anytime or max_depth == 3  # at depth 3 it gives an early incumbent (Search.branch)
         if threads > 1:
             sub = parallel_branch(search, view, int(max_depth), ub, best, nodes, threads,
-                                  on_improve=lambda c: trace.add(c, 0.0), first_pass=anytime)
+                                  on_improve=lambda c: trace.add(c, 0.0), first_pass=first_pass)
         else:
             sub = search.branch(view, int(max_depth), 1, ub, best, nodes, on_improve=lambda c: trace.add(c, 0.0),
-                                first_pass=anytime)
+                                first_pass=first_pass)
     cost, bound = sub.cost, sub.lower_bound
     nodes = sub.nodes
     stopped_by = None
