@@ -335,3 +335,36 @@ def test_start_gives_an_empty_heap_leaf_the_value_of_the_leaf_covering_it():
     beta = form.start_vector(stump)[form.vars["beta"]]
     # two heap leaves below each of the stump's leaves, one of them empty: both take its value
     np.testing.assert_allclose(form.task.to_model_units(np.array([1.0, 1.0, 5.0, 5.0])), beta)
+
+
+def test_a_linear_leaf_start_keeps_its_leaf_models_and_its_objective():
+    from optitree.formulations import ORTFormulation
+    from optitree.model import solution_violation
+
+    rng = np.random.RandomState(3)
+    X = rng.rand(60, 2)
+    y = np.where(X[:, 0] <= 0.5, 2 * X[:, 1], 3 - X[:, 1]) + 0.05 * rng.randn(60)
+    stump = OptimalTreeRegressor(max_depth=1).fit(X, y).tree_
+    d = stump.to_dict()
+    d["leaf_coef"] = np.where(stump.is_leaf[:, None], [[0.0, 0.5]], 0.0)  # small: within coef_budget
+    d["leaf_intercept"] = np.where(stump.is_leaf, stump.value[:, 0] - 0.25, 0.0)
+    tree = type(stump).from_dict(d)
+    form = ORTFormulation(X, y, depth=2, leaf_model="linear", loss="absolute")
+    spec = form.build()
+    prepared, _ = form.prepare_start(tree)
+    np.testing.assert_allclose(prepared.predict(X), tree.predict(X))
+    x0 = form.start_vector(prepared)
+    assert solution_violation(spec, x0) is None
+    cost, *_ = spec.column_arrays()
+    assert cost @ x0 + spec.objective_offset == pytest.approx(form.objective_of_tree(prepared), rel=1e-9)
+
+
+def test_linear_leaves_start_from_the_heuristic_and_beat_the_constant_optimum():
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    X, y = X[:200], y[:200]
+    reg = OptimalTreeRegressor(max_depth=2, leaf_model="linear", min_samples_leaf=20, time_limit=10).fit(X, y)
+    assert reg.result_.start_source == "heuristic"
+    constant = OptimalTreeRegressor(max_depth=2, min_samples_leaf=20).fit(X, y)
+    assert ((reg.predict(X) - y) ** 2).sum() < ((constant.predict(X) - y) ** 2).sum()

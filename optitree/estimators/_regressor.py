@@ -91,13 +91,12 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     init : "cart", None, greedy.Tree or fitted tree estimator, default="cart"
         Warm start: :class:`greedy.CARTRegressor` of depth ``max_depth`` with the
         criterion of ``loss`` and the same ``min_samples_leaf``; no start (None); or a
-        given regression tree of depth <= max_depth. Only the start's partition
-        (splits, leaf assignment) is given to the solver, which completes the leaf
-        models by an LP — for ORT-L too, so greedy's linear-leaf trees give the same
-        start as their constant-leaf twins. ``result_.start_objective`` is the
-        objective of the start tree with constant leaves (for ORT-L an upper bound on
-        the solver's completion, which ``result_.trace`` records as the "start"
-        event). A start is never worse than what ``fit`` returns.
+        given regression tree of depth <= max_depth. The start is the better of it and
+        the exact engine's constant-leaf tree; for ORT-L it is then improved by
+        :func:`optitree.heuristics.improve_linear_leaves` (leaves refitted within
+        ``coef_budget``, splits re-chosen; ``result_.start_source == "heuristic"``), and a
+        linear-leaf start within the budget keeps its leaf models. ``result_.start_objective``
+        is its objective. A start is never worse than what ``fit`` returns.
     solver : str, default="highs"
         "highs", "pyomo:<name>" (see :class:`OptimalTreeClassifier`), or "dp": the exact
         engine alone (constant leaves, no user ``constraints``).

@@ -403,6 +403,15 @@ class TreeFormulation(CompleteTreeShape, ABC):
         """
         return tree, 0
 
+    def improve_start(self, tree: Tree, X, y, sample_weight, *, time_limit, seed) -> Tree | None:
+        """A better start than ``tree`` found by a heuristic of this formulation, or None (none here).
+
+        For models beyond the exact engine (hyperplanes, linear leaves): the pipeline offers the
+        result as a start (:func:`~optitree.pipeline._start.better_start` keeps the better feasible
+        one). ``X, y, sample_weight`` are the fit's data (``y`` encoded), ``time_limit`` seconds.
+        """
+        return None
+
     def threshold_rule(self) -> str:
         """The thresholds the model splits a numeric feature on, for the certificate's split space."""
         return "all midpoints"

@@ -59,6 +59,7 @@ import numpy as np
 
 from greedy import OBLIQUE, Tree, midpoint_threshold
 
+from ..heuristics import improve_oblique
 from ..model import ModelSpec
 from ._base import TreeFormulation
 from ._heap import PASS_THROUGH, HeapTree
@@ -110,6 +111,12 @@ class OCTHFormulation(TreeFormulation):
         self.x_range = np.where(self.usable, span, 1.0)
         self.X_scaled = np.where(self.usable, (self.X - self.x_min) / self.x_range, 0.0)
         self._big_m = 1.0 + (self.X_scaled.max(axis=1) if self.usable.any() else np.zeros(self.n_samples))
+
+    def improve_start(self, tree, X, y, sample_weight, *, time_limit, seed):
+        """Hyperplanes re-optimised node by node from ``tree`` (:func:`optitree.heuristics.improve_oblique`)."""
+        return improve_oblique(tree, X, y, sample_weight, alpha=self.alpha, min_samples_leaf=self.min_samples_leaf,
+                               n_classes=self.n_classes, time_limit=time_limit, random_state=seed,
+                               max_depth=self.depth, margin=self.margin)
 
     # ------------------------------------------------------------------ size
     def estimate_size(self) -> tuple[int, int, int]:

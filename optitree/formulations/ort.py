@@ -46,7 +46,9 @@ import numpy as np
 
 from greedy import Tree
 
+from ..heuristics import improve_linear_leaves
 from ..model import ModelSpec
+from ._base import InfeasibleStartError
 from ._heap import to_heap
 from ._skeleton import _skeleton_nnz, _skeleton_rows, add_skeleton_rows, set_skeleton_start
 from ._task import LEAF_MODELS, LOSSES, RegressionTask
@@ -238,6 +240,24 @@ class ORTFormulation(OCTFormulation):
             penalty = float((model_coef @ self._leaf_range).sum()) / self.y_range
         return self.alpha * tree.n_splits + self.leaf_alpha * penalty
 
+    def prepare_start(self, tree: Tree, prune: bool = True) -> tuple[Tree, str]:
+        """As :meth:`TreeFormulation.prepare_start`; a linear-leaf start keeps its leaf models.
+
+        The canonical tree partitions the training rows as ``tree`` does, so each of its leaves
+        takes the model of the leaf of ``tree`` its rows reach (linear leaves are not pruned).
+        """
+        prepared, note = super().prepare_start(tree, prune=prune)
+        if tree.leaf_coef is None or self.leaf_model != "linear":
+            return prepared, note
+        old_leaf = tree.apply(self.X)
+        coef = np.zeros((prepared.node_count, self.n_features))
+        intercept = np.zeros(prepared.node_count)
+        new_leaf = prepared.apply(self.X)
+        for node in np.unique(new_leaf):
+            source = np.bincount(old_leaf[new_leaf == node]).argmax()
+            coef[node], intercept[node] = tree.leaf_coef[source], tree.leaf_intercept[source]
+        return Tree.from_dict({**prepared.to_dict(), "leaf_coef": coef, "leaf_intercept": intercept}), note
+
     def _start_columns(self, tree: Tree) -> np.ndarray:
         v, L = self.vars, self.n_leaves
         x = np.zeros(self.spec.n_cols)
@@ -245,11 +265,11 @@ class ORTFormulation(OCTFormulation):
         leaf_k = set_skeleton_start(self, tree, x)
         if tree.leaf_coef is None:  # every heap leaf, an empty one too, takes the value of the leaf covering it
             beta = self.task.to_model_units(to_heap(tree, self.depth).value[:, 0])
+            prediction = beta[leaf_k]
         else:
-            beta = np.full(L, self.y_min)
-            beta[leaf_k] = self.task.to_model_units(tree.predict(self.X))
+            beta, prediction = self._linear_leaf_start(tree, leaf_k, x)
         x[v["beta"]] = beta
-        f = np.abs(self.model_target - beta[leaf_k])
+        f = np.abs(self.model_target - prediction)
         x[v["f"]] = f
         if self.tangents is not None:
             x[v["q"]] = (2 * self.tangents[None, :] * f[:, None] - self.tangents[None, :] ** 2).max(axis=1)
@@ -286,6 +306,40 @@ class ORTFormulation(OCTFormulation):
         d = tree.to_dict()
         d.update(leaf_coef=np.where(leaf, coef, 0.0), leaf_intercept=np.where(leaf[:, 0], intercept, 0.0))
         return Tree.from_dict(d)
+
+    def _linear_leaf_start(self, tree: Tree, leaf_k: np.ndarray, x: np.ndarray):
+        """``β`` per heap leaf and every row's prediction (model units) of a linear-leaf ``tree``; writes ``wp``, ``wm``.
+
+        Inverse of :meth:`decode`: a user-unit leaf ``intercept + coef · x`` is
+        ``β + r_y Σ_j w_j x̃_j`` in model units with ``w_j = coef_j · s · range_j / r_y`` and
+        ``β = (intercept - centre) s + Σ_j coef_j s min_j + r_y Σ_j w_j / 2``. Empty heap leaves
+        get ``β = y_min`` and no coefficients. A start whose coefficients break ``coef_budget``
+        or the features the model leaves out is refused (InfeasibleStartError).
+        """
+        v, L, scale = self.vars, self.n_leaves, self.task.target_scale
+        node_of_heap = np.full(L, -1, np.intp)
+        node_of_heap[leaf_k] = tree.apply(self.X)
+        w = np.zeros((L, self.n_features))
+        beta = np.full(L, self.y_min)
+        used = node_of_heap >= 0
+        coef = tree.leaf_coef[node_of_heap[used]]
+        w[used] = coef * scale * self._leaf_range / self.y_range
+        if np.any(np.abs(w[:, ~self.usable]) > 0) or np.any(np.abs(w).sum(axis=1) > self.coef_budget * (1 + 1e-9)):
+            raise InfeasibleStartError("its leaf coefficients exceed coef_budget or use a constant feature")
+        beta[used] = ((tree.leaf_intercept[node_of_heap[used]] - self.task.target_centre) * scale
+                      + scale * coef @ self._leaf_min + 0.5 * self.y_range * w[used].sum(axis=1))
+        x[v["wp"]], x[v["wm"]] = np.maximum(w, 0.0), np.maximum(-w, 0.0)
+        prediction = beta[leaf_k] + self.y_range * np.einsum("ij,ij->i", w[leaf_k], self.X_leaf)
+        return beta, prediction
+
+    def improve_start(self, tree, X, y, sample_weight, *, time_limit, seed):
+        """Linear leaves: leaves refitted and splits re-chosen from ``tree``
+        (:func:`optitree.heuristics.improve_linear_leaves`; squared error only)."""
+        if self.leaf_model != "linear" or self.loss != "squared":
+            return None
+        return improve_linear_leaves(tree, X, y, sample_weight, min_samples_leaf=self.min_samples_leaf,
+                                     coef_budget=self.coef_budget, leaf_alpha=self.leaf_alpha, time_limit=time_limit,
+                                     alpha=self.alpha, max_depth=self.depth, random_state=seed)
 
     def _with_model_values(self, tree: Tree, spec, x) -> Tree:
         """``tree`` predicting the model's leaf values ``β`` instead of the loss's best constants.

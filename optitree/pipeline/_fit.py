@@ -260,7 +260,8 @@ class FitPipeline:
 
     def start(self, engine):
         """Stage 3: (tree, solver start, source, notes) — the given start, the engine's tree if better and
-        feasible, or a repaired one."""
+        feasible, or a repaired one; then the formulation's improvement heuristic
+        (:meth:`~optitree.formulations.TreeFormulation.improve_start`: hyperplanes, linear leaves)."""
         form, spec, stage = self.form, self.spec, self.stage
         start_tree, start, source, notes = encode_start(form, spec, self.given)
         engine_tree = None if engine is None else form.task.statistics(engine.tree, self.X, self.y,
@@ -271,6 +272,14 @@ class FitPipeline:
             start_tree, start, source = repaired_start(
                 form, spec, [(engine_tree, "exact"), self.given], (start_tree, start, source), self.options, notes,
                 solver=self.request.solver)
+        if start_tree is not None:
+            limit = self.options.time_limit
+            with self.watch.stage("heuristic"):
+                improved = form.improve_start(start_tree, self.X, self.y, self.sample_weight, seed=self.request.seed,
+                                              time_limit=10.0 if limit is None else min(0.1 * limit, 60.0))
+            if improved is not None and improved is not start_tree:
+                start_tree, start, source = better_start(form, spec, (start_tree, start, source), improved, notes,
+                                                         source="heuristic")
         return start_tree, start, source, notes
 
     def bounds(self, start_tree, start_objective, source, notes, build_time):

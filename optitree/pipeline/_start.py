@@ -145,23 +145,25 @@ def encode_start(form, spec, given):
     return tree, form.solver_start(x0), source, notes
 
 
-def better_start(form, spec, current, engine_tree, notes):
-    """``current`` (tree, solver start, source) or the engine's tree, whichever feasible one is better."""
-    tree, note = form.prepare_start(engine_tree)
+def better_start(form, spec, current, candidate, notes, source="exact"):
+    """``current`` (tree, solver start, source) or ``candidate`` (a tree from ``source``: the engine's, a
+    heuristic's), whichever feasible one is better."""
+    what = "engine" if source == "exact" else source
+    tree, note = form.prepare_start(candidate)
     try:
         x0 = form.start_vector(tree)
     except InfeasibleStartError as exc:
-        notes.append(f"engine start not used: {exc}")
+        notes.append(f"{what} start not used: {exc}")
         return current
     why = solution_violation(spec, x0)
     if why is not None:
-        notes.append(f"engine start not used: it violates the model ({why})")
+        notes.append(f"{what} start not used: it violates the model ({why})")
         return current
     if current[0] is not None and form.objective_of_tree(current[0]) <= form.objective_of_tree(tree):
         return current
     if note:
-        notes.append(f"engine start: {note}")
-    return tree, form.solver_start(x0), "exact"
+        notes.append(f"{what} start: {note}")
+    return tree, form.solver_start(x0), source
 
 
 def repaired_start(form, spec, candidates, current, options, notes, *, solver):
