@@ -47,6 +47,11 @@ Layout of a config file::
     datasets = ["xor"]              # optional: run this entry only on the datasets with these labels
                                     # (e.g. a longer time limit for one dataset; same label allowed)
 
+    [[compare]]                     # optional: the method pairs of the paired statistics
+    baseline = "cart"               # method labels as the grid names them (variants: "flow[start=cold]");
+    candidate = "flow"              # differences are candidate - baseline. Without [[compare]]: every
+                                    # greedy method against every optimal one of the same task
+
 A **run** is one (dataset variant, method variant, depth, seed[, fold]) of the same task
 (classification methods run on classification datasets). Its id is a hash
 of its canonical identity: dataset name and params, method name and *complete*
@@ -79,11 +84,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-TOP_KEYS = ("name", "description", "depths", "seeds", "plugins", "protocol", "split", "cv", "datasets", "methods")
+TOP_KEYS = ("name", "description", "depths", "seeds", "plugins", "protocol", "split", "cv", "datasets", "methods",
+            "compare")
 SPLIT_KEYS = ("test_size", "validation_size", "stratify")
 CV_KEYS = ("folds", "inner_folds", "stratify")
 DATASET_KEYS = ("name", "label", "params", "grid", "test_params", "missing")
 METHOD_KEYS = ("name", "label", "params", "grid", "tune", "datasets")
+COMPARE_KEYS = ("baseline", "candidate")
 ID_LENGTH = 16
 
 
@@ -156,6 +163,7 @@ class Experiment:
     description: str
     runs: list[RunSpec]
     source: str = ""
+    compare: list[tuple[str, str]] | None = None  # declared (baseline, candidate) pairs; None: greedy vs optimal
 
     @property
     def fingerprint(self) -> str:
@@ -284,7 +292,61 @@ def from_dict(
             identity["protocol"] = protocol
         identity.update(unit)
         runs.append(RunSpec(run_id(identity), identity, d["label"], m["label"], plugins, root))
-    return Experiment(name, description, runs, source)
+    compare = _check_compare(parse_compare(data), pairs) if "compare" in data else None
+    return Experiment(name, description, runs, source, compare)
+
+
+# ---------------------------------------------------------------------------- [[compare]]
+def parse_compare(data: Mapping) -> list[tuple[str, str, str]] | None:
+    """The ``[[compare]]`` entries of a parsed config as ``(baseline, candidate, where)``, checked for
+    shape only (tables of two strings, no pair twice in either order); None when the config has none.
+
+    Reading a results directory's ``grid.json`` needs no more than this (the report and the plots
+    use it); :func:`from_dict` checks the labels against the grid's methods as well.
+    """
+    if "compare" not in data:
+        return None
+    entries = _entries(data, "compare")
+    out, seen = [], {}
+    for i, entry in enumerate(entries):
+        where = f"compare[{i}]"
+        _check_keys(entry, COMPARE_KEYS, where)
+        baseline = _typed(entry, "baseline", str, where, None)
+        candidate = _typed(entry, "candidate", str, where, None)
+        if baseline == candidate:
+            raise ConfigError(where, f"baseline and candidate are both {baseline!r}: a method is not compared "
+                              "with itself; name two different method labels")
+        key = frozenset((baseline, candidate))
+        if key in seen:
+            raise ConfigError(where, f"{baseline!r} and {candidate!r} are already compared by {seen[key]} "
+                              "(one pair, one test: the reversed pair only flips the sign)")
+        seen[key] = where
+        out.append((baseline, candidate, where))
+    return out
+
+
+def _check_compare(entries: list[tuple[str, str, str]], pairs: list[tuple[dict, dict]]) -> list[tuple[str, str]]:
+    """The declared pairs, each label a method label of the grid, both of one task and run on a common dataset."""
+    tasks: dict[str, set] = {}
+    datasets: dict[str, set] = {}
+    for d, m in pairs:
+        tasks.setdefault(m["label"], set()).add(m["task"])
+        datasets.setdefault(m["label"], set()).add(d["label"])
+    labels = list(tasks)
+    out = []
+    for baseline, candidate, where in entries:
+        for side, label in (("baseline", baseline), ("candidate", candidate)):
+            if label not in tasks:
+                raise ConfigError(f"{where}.{side}", f"no method labelled {label!r} (method labels: "
+                                  f"{', '.join(labels)}){_suggest(label, labels)}")
+        if not tasks[baseline] & tasks[candidate]:
+            raise ConfigError(where, f"{baseline!r} is a {'/'.join(sorted(tasks[baseline]))} method and {candidate!r} "
+                              f"a {'/'.join(sorted(tasks[candidate]))} method: they never run on the same data")
+        if not datasets[baseline] & datasets[candidate]:
+            raise ConfigError(where, f"{baseline!r} and {candidate!r} run on no common dataset (their `datasets` "
+                              "lists do not overlap): there is nothing to pair")
+        out.append((baseline, candidate))
+    return out
 
 
 def _applies(method: dict, dataset: dict) -> bool:

@@ -1,7 +1,8 @@
 """Figures of a results directory (``python -m experiments plot DIR``), written as PNGs.
 
-* ``forest.png`` — per-dataset paired differences optimal − greedy (test and training score) with their
-  95 % intervals from the corrected resampled t-test, one panel per depth (:mod:`experiments.stats`);
+* ``forest.png`` — per-dataset paired differences optimal − greedy (or candidate − baseline for the pairs a
+  config declares in ``[[compare]]``), test and training score, with their 95 % intervals from the corrected
+  resampled t-test, one panel per depth (:mod:`experiments.stats`);
 * ``accuracy_vs_depth.png`` — train (dashed) and test (solid) score vs depth per dataset, one line per method,
   mean ± sd over seeds and folds with every fold's score as a faint dot;
 * ``optimality.png`` — proven-optimal fraction and fit time vs depth (MIP methods; time for all methods);
@@ -55,7 +56,8 @@ def plot_all(out_dir: Path, plots_dir: Path | None = None) -> list[Path]:
     by_id = {r.run_id: r for r in recs}
     plt = _pyplot()
     written = []
-    for name, draw in (("forest.png", _forest), ("accuracy_vs_depth.png", _accuracy_vs_depth),
+    compare = _report.declared_pairs(out_dir)
+    for name, draw in (("forest.png", lambda df, plt: _forest(df, plt, compare)), ("accuracy_vs_depth.png", _accuracy_vs_depth),
                        ("optimality.png", _optimality),
                        ("gap_over_time.png", lambda df, plt: _gap_over_time(df, by_id, plt))):
         fig = draw(df, plt)
@@ -92,15 +94,18 @@ def _method_colors(methods: list[str]) -> dict:
     return {m: cmap(i % 10) for i, m in enumerate(methods)}
 
 
-def _forest(df, plt):
-    """Per-dataset mean paired difference with its 95 % interval; rows datasets, panels (score, depth)."""
+def _forest(df, plt, compare=None):
+    """Per-dataset mean paired difference with its 95 % interval; rows datasets, panels (pair × score, depth).
+
+    ``compare``: the config's declared (baseline, candidate) pairs; None for greedy vs optimal."""
     from matplotlib.lines import Line2D
 
-    table = _stats.stats_table(df)
+    table = _stats.stats_table(df, compare)
     if not len(table):
         return None
+    table, default = _stats.generic(table)
     per = table[table["level"] == "dataset"]
-    pairs = list(dict.fromkeys(zip(per["greedy"], per["optimal"])))
+    pairs = list(dict.fromkeys(zip(per["baseline"], per["candidate"])))
     depths = sorted(per["depth"].unique())
     scores = [s for s in _stats.SCORES if (per["score"] == s).any()]
     datasets = list(dict.fromkeys(per["dataset"]))
@@ -108,10 +113,10 @@ def _forest(df, plt):
     fig, axes = plt.subplots(n_rows, len(depths), figsize=(3.4 * len(depths) + 1.2, 0.32 * len(datasets) * n_rows + 1.6),
                              squeeze=False, sharey=True, layout="constrained")
     colors = {True: "tab:blue", False: "tab:gray"}
-    for i, ((greedy, optimal), which) in enumerate(itertools.product(pairs, scores)):
+    for i, ((baseline, candidate), which) in enumerate(itertools.product(pairs, scores)):
         for j, depth in enumerate(depths):
             ax = axes[i, j]
-            sub = per[(per["greedy"] == greedy) & (per["optimal"] == optimal) & (per["score"] == which)
+            sub = per[(per["baseline"] == baseline) & (per["candidate"] == candidate) & (per["score"] == which)
                       & (per["depth"] == depth)].set_index("dataset")
             for y, dataset in enumerate(datasets):
                 if dataset not in sub.index:
@@ -129,7 +134,7 @@ def _forest(df, plt):
             ax.set_yticklabels(datasets, fontsize=8)
             ax.set_ylim(len(datasets) - 0.5, -0.5)
             ax.set_title(f"{which} score, depth {depth}", fontsize=9)
-            ax.set_xlabel(f"{optimal} − {greedy}", fontsize=8)
+            ax.set_xlabel(f"{candidate} − {baseline}", fontsize=8)
             ax.tick_params(axis="x", labelsize=8)
             ax.xaxis.set_major_locator(_max_ticks(4))
             ax.grid(True, axis="x", alpha=0.3)
@@ -137,7 +142,8 @@ def _forest(df, plt):
                Line2D([], [], color="tab:gray", marker="o", markerfacecolor="white", label="not significant"),
                Line2D([], [], color="tab:red", marker="$†$", linestyle="none", label="unproven optimal fits")]
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8)
-    fig.suptitle("Optimal − greedy, paired by fold: mean and 95 % interval (corrected resampled t)")
+    fig.suptitle(("Optimal − greedy" if default else "Candidate − baseline") +
+                 ", paired by fold: mean and 95 % interval (corrected resampled t)")
     return fig
 
 

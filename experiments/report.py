@@ -4,8 +4,9 @@ Writes into DIR:
 
 * ``runs.csv`` (and ``runs.parquet`` when pyarrow is installed): one row per record;
 * ``summary.csv``: mean and standard deviation over seeds (and folds) per dataset × depth × method;
-* ``stats.csv``: paired greedy-vs-optimal statistics (:mod:`experiments.stats`);
-* ``report.md``: "Greedy vs optimal" (the paired statistics), then the summary as markdown,
+* ``stats.csv``: paired statistics (:mod:`experiments.stats`): greedy vs optimal, or the method
+  pairs the config declares in ``[[compare]]`` (read back from ``grid.json``);
+* ``report.md``: "Greedy vs optimal" or "Paired comparisons" (the paired statistics), then the summary as markdown,
   a pivot of mean scores and failed runs.
 
 Scores are accuracy for classification and R² for regression (MSE is in the runs table).
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import config as _config
 from . import records as _records
 from . import stats as _stats
 
@@ -193,34 +195,69 @@ def _p(value) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
-def stats_markdown(table, agg=None) -> str:
-    """The "Greedy vs optimal" section: per dataset, then across datasets, test and train scores."""
-    if table is None or not len(table):
+DEFAULT_HEADING = "## Greedy vs optimal"
+COMPARE_HEADING = "## Paired comparisons"
+
+
+def stats_markdown(table, agg=None, compare=None) -> str:
+    """The comparison section: per dataset, then across datasets, test and train scores, per method pair.
+
+    The default table (no ``[[compare]]``) is "Greedy vs optimal"; a table of declared pairs
+    (``compare``: the grid's (baseline, candidate) labels) is "Paired comparisons", with a line for
+    each declared pair that has no paired runs.
+    """
+    if table is None or (not len(table) and not compare):
         return ""
-    parts = ["## Greedy vs optimal", "",
-             f"Paired by seed and fold: Δ = optimal − greedy score (accuracy or R²), mean over the pairs with "
-             f"a 95 % interval and p from the corrected resampled t-test (Nadeau & Bengio); across datasets the "
-             f"Wilcoxon signed-rank test over the per-dataset means, win/tie/loss by mean Δ. p is Holm-corrected "
-             f"within each table; * marks p < {_stats.ALPHA}. Effect size: d_z = mean Δ / sd Δ per dataset, "
-             f"rank-biserial r across datasets. proven = optimal fits proven optimal; † a row with unproven "
-             f"optimal fits (their trees are the best found within the time limit, not certified). "
-             f"settled by: `engine` = the exact engine proved the tree (no MIP solved), `mip` = a MIP solve "
-             f"proved it, `unproven` = stopped by a limit.", ""]
-    for (greedy, optimal), pair in table.groupby(["greedy", "optimal"], sort=False):
-        parts += [f"### {optimal} vs {greedy}", ""]
+    table, default = _stats.generic(table)
+    if compare is not None:
+        default = False
+    if default:
+        parts = [DEFAULT_HEADING, "",
+                 f"Paired by seed and fold: Δ = optimal − greedy score (accuracy or R²), mean over the pairs with "
+                 f"a 95 % interval and p from the corrected resampled t-test (Nadeau & Bengio); across datasets the "
+                 f"Wilcoxon signed-rank test over the per-dataset means, win/tie/loss by mean Δ. p is Holm-corrected "
+                 f"within each table; * marks p < {_stats.ALPHA}. Effect size: d_z = mean Δ / sd Δ per dataset, "
+                 f"rank-biserial r across datasets. proven = optimal fits proven optimal; † a row with unproven "
+                 f"optimal fits (their trees are the best found within the time limit, not certified). "
+                 f"settled by: `engine` = the exact engine proved the tree (no MIP solved), `mip` = a MIP solve "
+                 f"proved it, `unproven` = stopped by a limit.", ""]
+    else:
+        parts = [COMPARE_HEADING, "",
+                 f"The method pairs the config declares (`[[compare]]`), paired by seed and fold: Δ = candidate − "
+                 f"baseline score (accuracy or R²), mean over the pairs with a 95 % interval and p from the corrected "
+                 f"resampled t-test (Nadeau & Bengio); across datasets the Wilcoxon signed-rank test over the "
+                 f"per-dataset means, win/tie/loss by mean Δ (a win: the candidate scores higher). p is "
+                 f"Holm-corrected within each family (per dataset or across datasets, test or training score) over "
+                 f"every declared pair; * marks p < {_stats.ALPHA}. Effect size: "
+                 f"d_z = mean Δ / sd Δ per dataset, rank-biserial r across datasets. proven = fits of the optimal "
+                 f"(MIP or exact-engine) sides proven optimal, both sides counted when both are optimal methods "
+                 f"(— when neither is); † a row with unproven fits (their trees are the best found within the time "
+                 f"limit, not certified). settled by (per optimal side): `engine` = the exact engine proved the "
+                 f"tree (no MIP solved), `mip` = a MIP solve proved it, `unproven` = stopped by a limit.", ""]
+    order = list(dict.fromkeys(zip(table["baseline"], table["candidate"])))
+    for pair in compare or ():
+        if tuple(pair) not in order:
+            order.append(tuple(pair))
+    for baseline, candidate in order:
+        pair = table[(table["baseline"] == baseline) & (table["candidate"] == candidate)]
+        parts += [f"### {candidate} vs {baseline}", ""]
+        if not len(pair):
+            parts += [f"No paired runs: no dataset, depth, seed and fold where both {baseline!r} and "
+                      f"{candidate!r} finished.", ""]
+            continue
         for which, title in (("test", "test score (generalises better?)"), ("train", "training score (fits better?)")):
             rows = []
             sub = pair[(pair["level"] == "dataset") & (pair["score"] == which)]
             for r in sub.itertuples(index=False):
                 rows.append([
-                    r.dataset, r.depth, r.n_pairs, _num(r.greedy_mean), _num(r.optimal_mean),
+                    r.dataset, r.depth, r.n_pairs, _num(r.baseline_mean), _num(r.candidate_mean),
                     f"{_num(r.diff, signed=True)} [{_num(r.ci_low, signed=True)}, {_num(r.ci_high, signed=True)}]",
                     _p(r.p_holm) + (" *" if r.significant else ""), _num(r.effect_size, 2),
-                    f"{r.proven}/{r.optimal_fits}" + (" †" if r.unproven else ""), r.settled_by,
+                    _proven(r), r.settled_by if default else (r.settled_by or "—"),
                 ])
             if rows:
                 parts += [f"Per dataset, {title}:", "", markdown_table(
-                    ["dataset", "depth", "pairs", greedy, optimal, "Δ [95 % CI]", "p (Holm)", "d_z", "proven",
+                    ["dataset", "depth", "pairs", baseline, candidate, "Δ [95 % CI]", "p (Holm)", "d_z", "proven",
                      "settled by"], rows), ""]
         rows = []
         across = pair[pair["level"] == "across"]
@@ -228,7 +265,7 @@ def stats_markdown(table, agg=None) -> str:
             rows.append([
                 r.depth, r.score, r.n_pairs, _num(r.diff, signed=True),
                 f"{int(r.wins)}/{int(r.ties)}/{int(r.losses)}", _p(r.p_holm) + (" *" if r.significant else ""),
-                _num(r.effect_size, 2), f"{r.proven}/{r.optimal_fits}" + (" †" if r.unproven else ""),
+                _num(r.effect_size, 2), _proven(r),
             ])
         if rows:
             parts += ["Across datasets:", "", markdown_table(
@@ -238,6 +275,25 @@ def stats_markdown(table, agg=None) -> str:
     if note:
         parts += [note, ""]
     return "\n".join(parts)
+
+
+def _proven(r) -> str:
+    """``"8/10 †"``: fits of the optimal sides proven of those run (``—`` when neither side is optimal)."""
+    if not r.mip_fits:
+        return "—"
+    return f"{r.proven}/{r.mip_fits}" + (" †" if r.unproven else "")
+
+
+def declared_pairs(out_dir: Path) -> list[tuple[str, str]] | None:
+    """The (baseline, candidate) pairs the grid of ``out_dir`` declares in ``[[compare]]`` (read from the
+    config text kept in ``grid.json``), or None: the default greedy-vs-optimal pairs."""
+    try:
+        grid = json.loads((Path(out_dir) / "grid.json").read_text())
+        data = _config.tomllib.loads(grid["config"])
+        entries = _config.parse_compare(data)
+    except (OSError, ValueError, KeyError, TypeError):  # no grid.json, or a config the harness refused
+        return None
+    return None if entries is None else [(b, c) for b, c, _ in entries]
 
 
 def identical_note(agg) -> str:
@@ -282,7 +338,7 @@ def pd_numeric(column):
     return _pandas().to_numeric(column, errors="coerce").fillna(0.0)
 
 
-def markdown_report(df, agg, title: str, stats=None, missing: int = 0) -> str:
+def markdown_report(df, agg, title: str, stats=None, missing: int = 0, compare=None) -> str:
     n_done = int((df["status"] == "done").sum())
     n_failed = int((df["status"] != "done").sum())
     n_folds = df["fold"].nunique() if "fold" in df and df["fold"].notna().any() else 0
@@ -295,7 +351,7 @@ def markdown_report(df, agg, title: str, stats=None, missing: int = 0) -> str:
     warm = _warm_up_line(df)
     if warm:
         parts += [warm, ""]
-    section = stats_markdown(stats, agg)
+    section = stats_markdown(stats, agg, compare)
     if section:
         parts += [section, "## All runs", ""]
     rows = []
@@ -368,8 +424,9 @@ def summarize(out_dir: Path) -> tuple[str, list[Path]]:
     except (OSError, ValueError, KeyError, TypeError):
         grid, title = {}, out_dir.name
     missing = len(set(grid.get("run_ids") or []) - set(df["run_id"])) if isinstance(grid, dict) else 0
-    stats = _stats.stats_table(df)
-    text = markdown_report(df, agg, f"Results: {title}", stats, missing=missing)
+    compare = declared_pairs(out_dir)
+    stats = _stats.stats_table(df, compare)
+    text = markdown_report(df, agg, f"Results: {title}", stats, missing=missing, compare=compare)
     written = [out_dir / "runs.csv", out_dir / "summary.csv", out_dir / "stats.csv", out_dir / "report.md"]
     df.to_csv(written[0], index=False)
     agg.to_csv(written[1], index=False)

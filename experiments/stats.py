@@ -1,15 +1,20 @@
-"""Paired statistics of greedy vs optimal trees (``stats.csv`` and the report's "Greedy vs optimal").
+"""Paired statistics of two tree learners (``stats.csv`` and the report's comparison section).
 
-Task-agnostic: a *score* is accuracy (classification) or R² (regression), higher is better;
-"optimal" is any method of kind ``"mip"`` (OptimalTreeClassifier / OptimalTreeRegressor,
-the exact engine), "greedy" any method of kind ``"greedy"``.
+Task-agnostic: a *score* is accuracy (classification) or R² (regression), higher is better.
+Which methods are compared: the pairs a grid declares in ``[[compare]]`` (``baseline`` and
+``candidate`` method labels: oblique vs axis-aligned optimum, linear-leaf vs constant-leaf
+trees, ...); without it, the default **greedy vs optimal**: every method of kind ``"greedy"``
+(the baseline) against every method of kind ``"mip"`` (OptimalTreeClassifier /
+OptimalTreeRegressor, the exact engine) of the same task. The default table keeps its column
+names (``greedy``, ``optimal``, ``greedy_mean``, ``optimal_mean``, ``optimal_fits``); a declared
+one says ``baseline``, ``candidate``, ``baseline_mean``, ``candidate_mean``, ``mip_fits``.
 
 Two levels, each for the training and the test score separately:
 
-* **per dataset** (× depth, × greedy method × optimal method): the runs of the two methods
+* **per dataset** (× depth, × method pair): the runs of the two methods
   are paired by (seed, fold) — the same data, the same folds. The differences
-  ``d = optimal − greedy`` give the mean paired difference, its confidence interval and
-  p-value from the **corrected resampled t-test** of Nadeau & Bengio (2003):
+  ``d = candidate − baseline`` (optimal − greedy by default) give the mean paired difference,
+  its confidence interval and p-value from the **corrected resampled t-test** of Nadeau & Bengio (2003):
   ``t = mean(d) / sqrt((1/n + n_test/n_train) · var(d))`` with ``n − 1`` degrees of freedom,
   where ``n`` is the number of pairs (folds × repetitions) and ``n_test/n_train`` the ratio
   of test to training rows (the correction for the overlap of training sets between folds;
@@ -21,9 +26,10 @@ Two levels, each for the training and the test score separately:
   recommends), win / tie / loss counts of the mean differences, and the matched-pairs
   rank-biserial correlation as effect size.
 
-p-values are Holm-corrected within each family of reported comparisons: (level, score).
-A pair of runs whose optimal fit was not proven optimal is counted in ``unproven`` and the
-row flagged; it is never left out silently.
+p-values are Holm-corrected within each family of reported comparisons: (level, score), over
+every pair of the table. Every fit of a side of kind ``"mip"`` is counted (both sides when both
+are optimal methods): ``proven`` of ``optimal_fits`` / ``mip_fits``, and a fit not proven
+optimal in ``unproven``, the row flagged; it is never left out silently.
 """
 
 from __future__ import annotations
@@ -118,8 +124,14 @@ def holm(pvalues) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- tables
-def pairs(df) -> list[tuple[str, str]]:
-    """(greedy label, optimal label) for every greedy and optimal method of the same task."""
+def pairs(df, compare=None) -> list[tuple[str, str]]:
+    """The (baseline, candidate) method labels to compare.
+
+    ``compare``: the pairs a grid declares (``[[compare]]``), returned as given. Without it, the
+    default: (greedy label, optimal label) for every greedy and optimal method of the same task.
+    """
+    if compare is not None:
+        return [(str(b), str(c)) for b, c in compare]
     done = df[df["status"] == "done"]
     kinds = done.drop_duplicates("method")[["method", "kind", "task"]]
     greedy = [(m, t) for m, k, t in kinds.itertuples(index=False) if k == "greedy"]
@@ -127,57 +139,75 @@ def pairs(df) -> list[tuple[str, str]]:
     return [(g, o) for g, tg in greedy for o, to in optimal if tg == to]
 
 
-def paired_frame(df, greedy: str, optimal: str):
-    """The done runs of ``greedy`` and ``optimal`` joined on dataset, depth, seed and fold."""
+SIDES = ("_baseline", "_candidate")
+
+
+def paired_frame(df, baseline: str, candidate: str):
+    """The done runs of ``baseline`` and ``candidate`` joined on dataset, depth, seed and fold
+    (columns suffixed ``_baseline`` and ``_candidate``)."""
     pd = _pandas()
     done = df[df["status"] == "done"].copy()
     if "fold" not in done:
         done["fold"] = -1
     done["fold"] = done["fold"].fillna(-1)
     cols = ["dataset", "depth", *PAIR_KEY, "train_score", "test_score", "n_fit", "n_test", "proven_optimal",
-            "certificate", "task"]
+            "certificate", "task", "kind"]
     for c in cols:
         if c not in done:
             done[c] = None
-    g = done[done["method"] == greedy][cols]
-    o = done[done["method"] == optimal][cols]
-    merged = g.merge(o, on=["dataset", "depth", *PAIR_KEY], suffixes=("_greedy", "_optimal"))
-    for c in ("train_score", "test_score", "n_fit", "n_test"):
-        for side in ("_greedy", "_optimal"):
-            merged[c + side] = pd.to_numeric(merged[c + side], errors="coerce")
+    b = done[done["method"] == baseline][cols]
+    c = done[done["method"] == candidate][cols]
+    merged = b.merge(c, on=["dataset", "depth", *PAIR_KEY], suffixes=SIDES)
+    for col in ("train_score", "test_score", "n_fit", "n_test"):
+        for side in SIDES:
+            merged[col + side] = pd.to_numeric(merged[col + side], errors="coerce")
     return merged
 
 
-def per_dataset(df) -> list[dict]:
-    """One row per dataset × depth × method pair × score (see the module docstring)."""
+def _is_proven(v) -> bool:
+    return v is True or v == 1.0 or v == "True"
+
+
+def per_dataset(df, compare=None) -> list[dict]:
+    """One row per dataset × depth × method pair × score (see the module docstring), in the generic
+    columns (``baseline``, ``candidate``, ``baseline_mean``, ``candidate_mean``, ``mip_fits``)."""
     rows = []
-    for greedy, optimal in pairs(df):
-        merged = paired_frame(df, greedy, optimal)
+    for baseline, candidate in pairs(df, compare):
+        merged = paired_frame(df, baseline, candidate)
         for (dataset, depth), sub in merged.groupby(["dataset", "depth"], sort=False):
-            proven = sub["proven_optimal_optimal"].map(lambda v: v is True or v == 1.0 or v == "True")
-            certs = sub["certificate_optimal"].fillna("none").value_counts()
-            settled = ", ".join(f"{k} {v}" for k, v in certs.items())
+            # every fit of a side of kind "mip" counts: proven optimal or not (a greedy side has no proof)
+            proven = mip_fits = 0
+            settled = {}
+            for label, side in ((candidate, "_candidate"), (baseline, "_baseline")):
+                mip = sub[sub["kind" + side] == "mip"]
+                if not len(mip):
+                    continue
+                proven += int(mip["proven_optimal" + side].map(_is_proven).sum())
+                mip_fits += len(mip)
+                certs = mip["certificate" + side].fillna("none").value_counts()
+                settled[label] = ", ".join(f"{k} {v}" for k, v in certs.items())
             for which in SCORES:
-                a, b = sub[f"{which}_score_greedy"].to_numpy(float), sub[f"{which}_score_optimal"].to_numpy(float)
+                a = sub[f"{which}_score_baseline"].to_numpy(float)
+                b = sub[f"{which}_score_candidate"].to_numpy(float)
                 keep = ~(np.isnan(a) | np.isnan(b))
                 if not keep.any():
                     continue
                 d = b[keep] - a[keep]
                 # the same correction for training scores: their resamples overlap just as much
-                n_train = sub["n_fit_optimal"].to_numpy(float)[keep]
-                n_test = sub["n_test_optimal"].to_numpy(float)[keep]
+                n_train = sub["n_fit_candidate"].to_numpy(float)[keep]
+                n_test = sub["n_test_candidate"].to_numpy(float)[keep]
                 if np.isnan(n_test).any() or np.isnan(n_train).any():  # no test rows recorded: uncorrected
                     n_train, n_test = np.ones(len(d)), np.zeros(len(d))
                 test = corrected_t_test(d, n_train, n_test)
                 rows.append({
-                    "level": "dataset", "score": which, "task": sub["task_optimal"].iloc[0],
-                    "dataset": dataset, "depth": depth, "greedy": greedy, "optimal": optimal,
-                    "n_pairs": test["n"], "greedy_mean": float(a[keep].mean()), "optimal_mean": float(b[keep].mean()),
+                    "level": "dataset", "score": which, "task": sub["task_candidate"].iloc[0],
+                    "dataset": dataset, "depth": depth, "baseline": baseline, "candidate": candidate,
+                    "n_pairs": test["n"], "baseline_mean": float(a[keep].mean()),
+                    "candidate_mean": float(b[keep].mean()),
                     "diff": test["mean"], "ci_low": test["ci_low"], "ci_high": test["ci_high"],
                     "t": test["t"], "df": test["df"], "p": test["p"], "effect_size": effect_size_dz(d),
                     "effect": "d_z", "correction": test["ratio"],
-                    "proven": int(proven.sum()), "optimal_fits": int(len(sub)), "unproven": int((~proven).sum()),
-                    "settled_by": settled,
+                    "proven": proven, "mip_fits": mip_fits, "unproven": mip_fits - proven, "_settled": settled,
                 })
     return rows
 
@@ -185,22 +215,23 @@ def per_dataset(df) -> list[dict]:
 def across_datasets(rows: list[dict]) -> list[dict]:
     """Wilcoxon signed-rank over the per-dataset mean differences, per depth × pair × score."""
     out = []
-    keys = dict.fromkeys((r["depth"], r["greedy"], r["optimal"], r["score"], r["task"]) for r in rows)
-    for depth, greedy, optimal, which, task in keys:
-        sub = [r for r in rows if (r["depth"], r["greedy"], r["optimal"], r["score"], r["task"])
-               == (depth, greedy, optimal, which, task)]
+    key = ("depth", "baseline", "candidate", "score", "task")
+    for depth, baseline, candidate, which, task in dict.fromkeys(tuple(r[k] for k in key) for r in rows):
+        sub = [r for r in rows if tuple(r[k] for k in key) == (depth, baseline, candidate, which, task)]
         d = [r["diff"] for r in sub]
         w = wilcoxon_signed_rank(d)
+        labels = dict.fromkeys(label for r in sub for label in r["_settled"])
         out.append({
             "level": "across", "score": which, "task": task, "dataset": f"all ({len(sub)})", "depth": depth,
-            "greedy": greedy, "optimal": optimal, "n_pairs": len(sub),
-            "greedy_mean": float(np.mean([r["greedy_mean"] for r in sub])),
-            "optimal_mean": float(np.mean([r["optimal_mean"] for r in sub])),
+            "baseline": baseline, "candidate": candidate, "n_pairs": len(sub),
+            "baseline_mean": float(np.mean([r["baseline_mean"] for r in sub])),
+            "candidate_mean": float(np.mean([r["candidate_mean"] for r in sub])),
             "diff": float(np.mean(d)), "ci_low": math.nan, "ci_high": math.nan, "t": math.nan, "df": math.nan,
             "p": w["p"], "effect_size": w["rank_biserial"], "effect": "rank-biserial", "correction": math.nan,
             "wins": w["wins"], "ties": w["ties"], "losses": w["losses"],
-            "proven": sum(r["proven"] for r in sub), "optimal_fits": sum(r["optimal_fits"] for r in sub),
-            "unproven": sum(r["unproven"] for r in sub), "settled_by": _merge_settled(r["settled_by"] for r in sub),
+            "proven": sum(r["proven"] for r in sub), "mip_fits": sum(r["mip_fits"] for r in sub),
+            "unproven": sum(r["unproven"] for r in sub),
+            "_settled": {label: _merge_settled(r["_settled"].get(label, "") for r in sub) for label in labels},
         })
     return out
 
@@ -214,25 +245,52 @@ def _merge_settled(parts) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
-def stats_table(df):
+def _settled_text(settled: dict) -> str:
+    """``"engine 5, mip 1"`` for one optimal side; ``"oct-h: mip 3, unproven 7; optimal: engine 10"`` for two."""
+    if len(settled) == 1:
+        return next(iter(settled.values()))
+    return "; ".join(f"{label}: {text}" for label, text in settled.items())
+
+
+def stats_table(df, compare=None):
     """The per-dataset and across-dataset rows with Holm-adjusted p-values (``p_holm``) and the
-    ``significant`` mark (``p_holm < ALPHA``); empty when no greedy/optimal pair ran."""
+    ``significant`` mark (``p_holm < ALPHA``); empty when no pair ran.
+
+    ``compare``: the grid's declared (baseline, candidate) pairs, or None for the default (every
+    greedy method against every optimal one). The default table keeps its columns (``greedy``,
+    ``optimal``, ``greedy_mean``, ``optimal_mean``, ``optimal_fits``: :data:`COLUMNS`); a declared
+    one names the sides ``baseline`` and ``candidate`` (:data:`COMPARE_COLUMNS`).
+    """
     pd = _pandas()
-    rows = per_dataset(df)
+    rows = per_dataset(df, compare)
     rows += across_datasets(rows)
-    table = pd.DataFrame(rows, columns=COLUMNS)
-    if not len(table):
-        return table
-    table["p_holm"] = np.nan
-    for _, idx in table.groupby(["level", "score"]).groups.items():
-        table.loc[idx, "p_holm"] = holm(table.loc[idx, "p"].to_numpy(float))
-    table["significant"] = table["p_holm"] < ALPHA
+    for r in rows:
+        r["settled_by"] = _settled_text(r.pop("_settled"))
+    table = pd.DataFrame(rows, columns=COMPARE_COLUMNS)
+    if len(table):
+        table["p_holm"] = np.nan
+        for _, idx in table.groupby(["level", "score"]).groups.items():
+            table.loc[idx, "p_holm"] = holm(table.loc[idx, "p"].to_numpy(float))
+        table["significant"] = table["p_holm"] < ALPHA
+    if compare is None:
+        table = table.rename(columns=LEGACY)
     return table
 
 
-COLUMNS = ["level", "score", "task", "dataset", "depth", "greedy", "optimal", "n_pairs", "greedy_mean",
-           "optimal_mean", "diff", "ci_low", "ci_high", "t", "df", "p", "p_holm", "significant", "effect_size",
-           "effect", "correction", "wins", "ties", "losses", "proven", "optimal_fits", "unproven", "settled_by"]
+def generic(table):
+    """A stats table in the generic columns (the default table's ``greedy``/``optimal`` renamed
+    ``baseline``/``candidate``), and whether it was the default greedy-vs-optimal table."""
+    default = "greedy" in table.columns
+    return (table.rename(columns={v: k for k, v in LEGACY.items()}) if default else table), default
+
+
+COMPARE_COLUMNS = ["level", "score", "task", "dataset", "depth", "baseline", "candidate", "n_pairs", "baseline_mean",
+                   "candidate_mean", "diff", "ci_low", "ci_high", "t", "df", "p", "p_holm", "significant",
+                   "effect_size", "effect", "correction", "wins", "ties", "losses", "proven", "mip_fits", "unproven",
+                   "settled_by"]
+LEGACY = {"baseline": "greedy", "candidate": "optimal", "baseline_mean": "greedy_mean",
+          "candidate_mean": "optimal_mean", "mip_fits": "optimal_fits"}
+COLUMNS = [LEGACY.get(c, c) for c in COMPARE_COLUMNS]
 
 
 def _pandas():
