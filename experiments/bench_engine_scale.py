@@ -6,7 +6,7 @@ earlier commit: ``git archive <ref> | tar -x -C DIR``) and the ratio after / bef
 is the minimum over ``--repeats`` runs; the engines run in warmed-up worker processes (numba
 compilation excluded), ConTree in this one; the instances are run one after the other, so the
 ratios are measured under the same load. Both solvers get rank-transformed features (ConTree
-casts to float32). Regression instances (``loss`` squared) have no ConTree column.
+casts to float32). Regression instances (squared or absolute error) have no ConTree column.
 
 Usage::
 
@@ -36,6 +36,8 @@ INSTANCES = {
     "iris d4": ("iris", 4, "misclassification"),
     "friedman2 d3 (squared)": ("friedman2", 3, "squared"),
     "concrete d3 (squared)": ("concrete", 3, "squared"),
+    "friedman2 d3 (absolute)": ("friedman2", 3, "absolute"),
+    "concrete d3 (absolute)": ("concrete", 3, "absolute"),
 }
 
 

@@ -110,7 +110,8 @@ def _forest(df, plt, compare=None):
     scores = [s for s in _stats.SCORES if (per["score"] == s).any()]
     datasets = list(dict.fromkeys(per["dataset"]))
     n_rows = len(pairs) * len(scores)
-    fig, axes = plt.subplots(n_rows, len(depths), figsize=(3.4 * len(depths) + 1.2, 0.32 * len(datasets) * n_rows + 1.6),
+    width = max(3.4 * len(depths) + 1.2, 7.5)  # the title and legend fit at a single depth
+    fig, axes = plt.subplots(n_rows, len(depths), figsize=(width, 0.32 * len(datasets) * n_rows + 1.6),
                              squeeze=False, sharey=True, layout="constrained")
     colors = {True: "tab:blue", False: "tab:gray"}
     for i, ((baseline, candidate), which) in enumerate(itertools.product(pairs, scores)):
@@ -140,7 +141,8 @@ def _forest(df, plt, compare=None):
             ax.grid(True, axis="x", alpha=0.3)
     handles = [Line2D([], [], color="tab:blue", marker="o", label="significant (Holm p < 0.05)"),
                Line2D([], [], color="tab:gray", marker="o", markerfacecolor="white", label="not significant"),
-               Line2D([], [], color="tab:red", marker="$†$", linestyle="none", label="unproven optimal fits")]
+               Line2D([], [], color="tab:red", marker="$†$", linestyle="none",
+                      label="unproven optimal fits" if default else "unproven fits (either side)")]
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8)
     fig.suptitle(("Optimal − greedy" if default else "Candidate − baseline") +
                  ", paired by fold: mean and 95 % interval (corrected resampled t)")
