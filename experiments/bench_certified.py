@@ -57,6 +57,14 @@ ratio over the rows where STreeD proved its optimum, with the count of the other
 greedy CART's root feature, as ``allowed_features``) or ``forbid_pyomo`` (the same as a Pyomo row
 the engine cannot see, :func:`forbid_feature_ort`); STreeD gets the same constraint exactly
 (``min_leaf_node_size``; the feature's columns left out), CART only the minimum leaf size.
+Two more Pyomo rows the engine cannot see: ``min_leaf_pyomo`` (every used leaf holds at least
+:data:`PYOMO_MIN_LEAF` = 20 training rows, :func:`min_leaf_ort`; STreeD and CART get the same
+minimum leaf size) and ``monotone`` (leaf 0's prediction at most leaf 3's, ``beta[0] <= beta[3]``
+on ORT's leaf values, :func:`monotone_leaves_ort`). STreeD cannot express the monotone row: its
+unconstrained optimum is then only a lower bound ("STreeD" shows it with ``>=``; "check" flags a
+fit below it, and the FALSE PROOF test is not available).
+
+    python -m experiments.bench_certified --task regression --constraint monotone --depths 2 --quick
 """
 
 from __future__ import annotations
@@ -279,7 +287,9 @@ def _loss_fraction(loss, y, prediction):
 
 #: Regression constraints: the peer (STreeD) takes each exactly (a minimum leaf size; the forbidden
 #: feature's columns left out), so its optimum is the constrained optimum.
-REGRESSION_CONSTRAINTS = ("none", "min_leaf", "forbid", "forbid_pyomo")
+REGRESSION_CONSTRAINTS = ("none", "min_leaf", "forbid", "forbid_pyomo", "min_leaf_pyomo", "monotone")
+#: Rows every used leaf must hold under ``--constraint min_leaf_pyomo``.
+PYOMO_MIN_LEAF = 20
 
 
 def forbid_feature_ort(depth, feature):
@@ -292,13 +302,52 @@ def forbid_feature_ort(depth, feature):
     return constraint
 
 
+def min_leaf_ort(X, y, depth, n_min=PYOMO_MIN_LEAF):
+    """A Pyomo constraint on the ORT model: every used leaf holds at least ``n_min`` training rows.
+
+    ORT's ``z[i, t]`` assigns *merged* row ``i`` (identical features and target) to leaf ``t``;
+    each counts its multiplicity ``n_i`` (:attr:`~optitree.formulations.TreeFormulation.count`),
+    so the rows are ``Σ_i n_i z[i, t] >= n_min · l[t]`` — ``min_samples_leaf`` written in Pyomo.
+    """
+    import pyomo.environ as pyo
+
+    from optitree.formulations import ORTFormulation
+
+    count = ORTFormulation(X, y, depth=depth).count
+
+    def constraint(m):
+        m.leaf_size = pyo.Constraint(range(2**depth), rule=lambda m, t: sum(
+            float(n) * m.z[i, t] for i, n in enumerate(count)) >= n_min * m.l[t])
+
+    return constraint
+
+
+def monotone_leaves_ort(first=0, last=None, depth=2):
+    """A Pyomo constraint on the ORT model: leaf ``first`` predicts at most what leaf ``last`` does.
+
+    ``beta[t]`` is leaf ``t``'s value (model units, an increasing affine map of the user's);
+    ``last`` defaults to the rightmost leaf ``2**depth - 1``. A leaf no row reaches keeps a free
+    ``beta`` within the target range, so the row binds only when both leaves hold rows.
+    """
+    import pyomo.environ as pyo
+
+    last = 2**depth - 1 if last is None else last
+
+    def constraint(m):
+        m.monotone = pyo.Constraint(expr=m.beta[first] <= m.beta[last])
+
+    return constraint
+
+
 def run_regression(name, depth, time_limit, loss="squared", reference_limit=REFERENCE_LIMIT, acceleration=None,
                    constraint="none"):
     """One row of the regression table (see the module docstring).
 
     ``constraint``: ``"min_leaf"`` (``min_samples_leaf=5`` for the fit, CART and STreeD),
     ``"forbid"`` (no split on greedy CART's root feature, as ``allowed_features``) or
-    ``"forbid_pyomo"`` (the same as a Pyomo row on the ORT model, :func:`forbid_feature_ort`).
+    ``"forbid_pyomo"`` (the same as a Pyomo row on the ORT model, :func:`forbid_feature_ort`),
+    ``"min_leaf_pyomo"`` (:func:`min_leaf_ort`, :data:`PYOMO_MIN_LEAF` rows) or ``"monotone"``
+    (:func:`monotone_leaves_ort`; STreeD's unconstrained optimum is then a lower bound only).
     """
     from greedy import CARTRegressor
     from optitree import OptimalTreeRegressor
@@ -308,7 +357,8 @@ def run_regression(name, depth, time_limit, loss="squared", reference_limit=REFE
     X, y = load_regression(name)
     row = {"dataset": name, "n×p": f"{X.shape[0]}×{X.shape[1]}", "depth": depth}
     criterion = "squared_error" if loss == "squared" else "absolute_error"
-    min_leaf = 5 if constraint == "min_leaf" else 1
+    min_leaf = {"min_leaf": 5, "min_leaf_pyomo": PYOMO_MIN_LEAF}.get(constraint, 1)
+    peer_is_bound = constraint == "monotone"  # STreeD cannot express the row: its optimum bounds ours
     kwargs = {} if acceleration is None else {"acceleration": acceleration}
     peer_X = X
     if constraint == "min_leaf":
@@ -324,6 +374,10 @@ def run_regression(name, depth, time_limit, loss="squared", reference_limit=REFE
             kwargs["allowed_features"] = np.arange(X.shape[1]) != feature
         else:
             kwargs["constraints"] = forbid_feature_ort(depth, feature)
+    elif constraint == "min_leaf_pyomo":
+        kwargs["constraints"] = min_leaf_ort(X, y, depth)
+    elif constraint == "monotone":
+        kwargs["constraints"] = monotone_leaves_ort(depth=depth)
     # the exact peer first (squared error only: STreeD has no absolute-error regression task)
     peer, peer_time, peer_optimal = None, None, False
     if loss == "squared":
@@ -333,7 +387,7 @@ def run_regression(name, depth, time_limit, loss="squared", reference_limit=REFE
             peer = ref["sse"] / max(float(((y - y.mean()) ** 2).sum()), 1e-300)
         peer_optimal = ref["status"] == "optimal"
         if ref["status"] == "optimal":
-            peer_text = f"{peer:.4f}"
+            peer_text = f">={peer:.4f} (unconstrained)" if peer_is_bound else f"{peer:.4f}"
         elif ref["status"] == "time limit":
             peer_text = f"<={peer:.4f} (STreeD stopped at {reference_limit:g} s)"
         elif ref["status"] == "too many binary features":
@@ -365,7 +419,9 @@ def run_regression(name, depth, time_limit, loss="squared", reference_limit=REFE
     check = ""
     if ours is not None and peer is not None:
         tol = 1e-7 * max(peer, 1e-12) + 1e-12
-        if proven and ours > peer + tol:  # STreeD holds a better tree (proven optimal or not)
+        if peer_is_bound:  # the unconstrained optimum: only a fit below it would be wrong
+            check = "BELOW PEER" if peer_optimal and ours < peer - tol else f"{ours - peer:+.4f} vs unconstrained"
+        elif proven and ours > peer + tol:  # STreeD holds a better tree (proven optimal or not)
             check = "FALSE PROOF"
         elif not peer_optimal:  # STreeD's tree is only an upper bound on the optimum
             check = "= STreeD's best" if abs(ours - peer) <= tol else f"{ours - peer:+.4f} vs STreeD's best"
@@ -439,8 +495,9 @@ def main_regression(args):
                 f"better than CART on {sum(r['_better_than_cart'] for r in sel)}")
         if args.loss == "squared":
             unfinished = [r for r in sel if r["_peer_unfinished"]]
-            line += (f", at the STreeD optimum on {sum(r['_at_optimum'] for r in sel)}/{len(sel) - len(unfinished)}"
-                     f", median ratio to STreeD "
+            at_optimum = ("" if args.constraint == "monotone" else  # STreeD's optimum is unconstrained there
+                          f", at the STreeD optimum on {sum(r['_at_optimum'] for r in sel)}/{len(sel) - len(unfinished)}")
+            line += (at_optimum + ", median ratio to STreeD "
                      + (f"{np.median(ratios):.2f}x over {len(ratios)}" if ratios else "- (no STreeD proof)")
                      + f", STreeD unfinished or not run on {len(unfinished)}"
                      + (f" (ours proven on {sum(r['_proven'] for r in unfinished)})" if unfinished else ""))
@@ -457,7 +514,7 @@ def main(argv=None):
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--constraint", default="none",
                         choices=("none", "forbid", "min_leaf", "forbid_pyomo", "max_features", "max_features_pyomo",
-                                 "class_quota"))
+                                 "class_quota", "min_leaf_pyomo", "monotone"))
     parser.add_argument("--acceleration", default="all", help="the estimator's acceleration (default: all)")
     parser.add_argument("--sets", nargs="+", help="data sets to run (default: all, or the quick ones)")
     parser.add_argument("--reference-limit", type=float, default=REFERENCE_LIMIT,
