@@ -15,7 +15,9 @@ start, result, model). The stages, each a method that takes and returns values:
 4. :meth:`~FitPipeline.bounds` — the engine's bounds on the root's split candidates: a bound
    row and screening (:mod:`optitree.pipeline._root_bounds`); they may prove the start.
 5. :meth:`~FitPipeline.backend_solve` — the backend the ``solver`` string names (rows after
-   solve added and solved again), or the root-split decomposition.
+   solve added and solved again), or the root-split decomposition (FlowOCT: sub-MIPs;
+   depth-2 squared-error ORT under rows on its leaf values: the children enumerated exactly,
+   :mod:`optitree.pipeline._leaf_rows`).
 6. :meth:`~FitPipeline.decode` — the solution as a :class:`greedy.Tree`, the start when the
    solver found nothing better, its objective recomputed with numpy.
 7. :meth:`~FitPipeline.certificate` — the bound raised to what is known, the solver's
@@ -48,7 +50,8 @@ from ._engine import (ExactStage, apply_engine_bounds, engine_targets, implied_r
                       model_units, restrict_features)
 from ._progress import FitStopped, FitWatch
 from ._results import bounds_result, engine_result, stopped_result
-from ._root_bounds import root_bounds, solve_by_decomposition
+from ._leaf_rows import leaf_value_rows
+from ._root_bounds import root_bounds, solve_by_decomposition, solve_by_leaf_rows
 from ._start import better_start, encode_start, repaired_start
 
 __all__ = ["FitRequest", "FitOutcome", "FitPipeline"]
@@ -320,9 +323,22 @@ class FitPipeline:
     def backend_solve(self, start, source, start_objective, root_lower, build_time):
         """Stage 5: ``(result, x)`` from the backend (rows after solve included) or the decomposition."""
         stage, form, request = self.stage, self.form, self.request
-        decomposes = (stage is not None and "decompose" in stage.stages and form.name == "flow"
-                      and not stage.sees_all and root_lower is not None)
-        if decomposes:
+        decomposes = stage is not None and "decompose" in stage.stages and not stage.sees_all and root_lower is not None
+        leaf_rows = leaf_value_rows(form, self.spec) if decomposes else None
+        bound = None
+        if leaf_rows is not None:
+            with self.watch.stage("decomposition"):
+                result, x, bound, best = solve_by_leaf_rows(form, self.spec, stage, leaf_rows, root_lower[2],
+                                                      (start, source, start_objective), self.options,
+                                                      solver=request.solver)
+            if result is not None:
+                result.build_time += build_time
+                return result, x
+            if x is not None:  # the search's tree, better than the start, starts the MIP
+                start, source, start_objective = form.solver_start(x), "decomposition", best
+            self.options.time_limit = None if self.options.time_limit is None else max(
+                self.options.time_limit - stage.times["decompose"], 0.05 * self.options.time_limit)
+        if decomposes and form.name == "flow":
             with self.watch.stage("decomposition"):
                 result, x = solve_by_decomposition(form, self.spec, stage, self.data, root_lower,
                                                    (start, source, start_objective), self.options,
@@ -333,6 +349,8 @@ class FitPipeline:
             with self.watch.stage("MIP"):
                 result, x = solve_adding_rows(backend, self.options, self.watch.solver_callback("MIP"),
                                               form.rows_after_solve)
+            if bound is not None:  # the search's bound holds for every solution of the model
+                result.apply_lower_bound(bound)
         result.build_time += build_time
         if start is None and source is not None:
             result.start_source, result.start_objective = source, start_objective

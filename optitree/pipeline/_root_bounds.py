@@ -31,16 +31,19 @@ formulation's objective is :func:`model_units` times them.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 
 from .. import exact
+from ..solvers.results import finished_result
 from ._decomposition import decompose, root_candidates
 from ._engine import model_units
+from ._leaf_rows import LeafRowSearch
 
 __all__ = ["candidate_bounds", "root_bound_row", "child_bound_row", "subtree_mask", "root_bounds",
-           "solve_by_decomposition"]
+           "solve_by_decomposition", "solve_by_leaf_rows"]
 
 _TOL = 1e-9
 
@@ -218,8 +221,9 @@ def root_bounds(form, spec, stage, data, start_tree, start_objective, *, depth, 
                 watch):
     """Root bound row and screening (FlowOCT, OCT, ORT), with the engine's bounds within ``time_limit``.
 
-    Returns ``(info, (lower, leaf))``: :func:`root_bound_row`'s summary, and each root
-    column's bound with the root leaf's cost (model units) for the decomposition.
+    Returns ``(info, (lower, leaf, bounds))``: :func:`root_bound_row`'s summary, and each root
+    column's bound with the root leaf's cost (model units) and the engine's root
+    :class:`~optitree.exact.SplitBounds` for the decompositions.
     """
     incumbent = start_objective if "screening" in stage.stages else None
     callback = watch.engine_callback("bounds", model_units(form), values=False)
@@ -241,7 +245,7 @@ def root_bounds(form, spec, stage, data, start_tree, start_objective, *, depth, 
                           # returned tree's own solution vector, so its model check would fail
                           add_row="rows" in stage.stages and form.objective_is_exact)
     lower, _, _, leaf = candidates
-    return info, (lower, leaf)
+    return info, (lower, leaf, bounds)
 
 
 def solve_by_decomposition(form, spec, stage, data, root_lower, start, options, *, solver, watch):
@@ -253,7 +257,7 @@ def solve_by_decomposition(form, spec, stage, data, root_lower, start, options, 
     solved, found infeasible and pruned. Each sub-MIP gets the engine's bounds on its root's
     children (:func:`child_bound_row`).
     """
-    columns, bounds = root_candidates(form, spec, *root_lower)
+    columns, bounds = root_candidates(form, spec, *root_lower[:2])
     x0, source, objective = start
     b_root = np.asarray(form.vars["b"])[0]
     deadline = None if options.time_limit is None else time.perf_counter() + options.time_limit
@@ -281,3 +285,38 @@ def solve_by_decomposition(form, spec, stage, data, root_lower, start, options, 
     result.start_source, result.start_objective = source, objective
     result.start_accepted = None if x0 is None else True
     return result, x
+
+
+def solve_by_leaf_rows(form, spec, stage, rows, bounds, start, options, *, solver):
+    """Solve depth-2 squared-error ORT under user rows on its leaf values by
+    :class:`~optitree.pipeline._leaf_rows.LeafRowSearch`; ``start`` = (solver start, source, objective).
+
+    The engine's root bounds ``bounds`` (engine units) order the root candidates; the start
+    is the incumbent. Returns ``(result, x, bound, objective)``: ``result`` (its ``x`` the best tree's
+    start vector, None when the start stays best) when the search proved its tree or was
+    stopped by the time limit, ``objective`` the best tree's (model units); ``result`` None when it finished without closing the gap
+    (a structure whose bound no encodable tree attains), the caller then solving the MIP from
+    ``x`` (or its own start) and raising its bound to ``bound``, valid for every solution.
+    ``stage.decomposition`` records the search (:meth:`LeafRowSearch.run`'s info).
+    """
+    x0, source, objective = start
+    units = model_units(form)
+    lower = (form.alpha / units + bounds.left_bound + bounds.right_bound) * units
+    search = LeafRowSearch(form, rows, stage.allowed)
+    tree, best, bound, info = search.run(bounds.feature, bounds.threshold, lower,
+                                         incumbent=None if x0 is None else objective, time_limit=options.time_limit)
+    x = None if tree is None else form.start_vector(tree)
+    stage.decomposition = {**info, "children": "enumerated"}
+    stage.times["decompose"] = info["time"]
+    proven = info["proven"]
+    if info["complete"] and not proven:
+        return None, x, bound, best
+    if proven:
+        stage.certificate = "decomposition"
+    result = finished_result(
+        termination="optimal" if proven else "time_limit", objective=None if math.isinf(best) else best,
+        bound=bound if math.isfinite(bound) else None, options=options, abs_tol=1e-6, nodes=0,
+        solve_time=info["time"], trace=[], build_time=0.0, n_rows=spec.n_rows, n_cols=spec.n_cols,
+        n_nonzeros=spec.nnz, n_integer=spec.n_integer, solver=solver, versions={}, start_source=source,
+        start_objective=objective, start_accepted=None if x0 is None else True)
+    return result, x, bound, best
