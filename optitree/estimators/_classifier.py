@@ -261,13 +261,14 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Solve the MIP for the training data.
+        """Fit the optimal tree (the exact engine, the MIP or both, see ``acceleration``).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Finite numeric features; pandas categorical columns enter as their category
-            codes (:mod:`optitree.estimators._inputs`).
+            Numeric features (NaN allowed where the formulation routes it, see
+            ``max_category_subsets``); pandas categorical columns split on subsets of their
+            levels (:mod:`optitree.split_space`).
         y : array-like of shape (n_samples,)
             Class labels (any hashable labels, at least two classes).
         sample_weight : array-like of shape (n_samples,), optional
