@@ -269,11 +269,48 @@ class ORTFormulation(OCTFormulation):
         else:
             beta, prediction = self._linear_leaf_start(tree, leaf_k, x)
         x[v["beta"]] = beta
+        if tree.leaf_coef is None:
+            self._free_empty_leaves(x, np.setdiff1d(np.arange(L), leaf_k))
         f = np.abs(self.model_target - prediction)
         x[v["f"]] = f
         if self.tangents is not None:
             x[v["q"]] = (2 * self.tangents[None, :] * f[:, None] - self.tangents[None, :] ** 2).max(axis=1)
         return x
+
+    def _free_empty_leaves(self, x, empty) -> None:
+        """Give the heap leaves no row reaches (``empty``) values that meet the user rows, when the covering
+        leaf's value breaks one.
+
+        Their ``β`` is free in ``[y_min, y_max]``: each moves to the end its coefficient in a violated
+        user row favours (a row ``β_0 <= β_3`` with leaf 0 empty: ``β_0 = y_min``). Kept only when
+        every user row then holds; the tree's predictions do not change.
+        """
+        import scipy.sparse as sp
+
+        blocks = [b for name, b in self.spec.row_blocks.items() if name.startswith("user_constraints")]
+        if not blocks or not empty.size:
+            return
+        A = sp.vstack([sp.csr_array((b.data, b.indices, b.indptr), shape=(b.n_rows, self.spec.n_cols))
+                       for b in blocks]).tocsr()
+        lo, hi = np.concatenate([b.lb for b in blocks]), np.concatenate([b.ub for b in blocks])
+
+        def violated(v):
+            ax = A @ v
+            return (ax > hi + 1e-9 * np.maximum(1.0, np.abs(hi))) | (ax < lo - 1e-9 * np.maximum(1.0, np.abs(lo)))
+
+        bad = violated(x)
+        if not bad.any():
+            return
+        columns = np.asarray(self.vars["beta"])[empty]
+        trial = x.copy()
+        sub = A[np.flatnonzero(bad)][:, columns].toarray()  # (violated rows, empty leaves)
+        too_high = (A @ x)[bad] > hi[bad]
+        push = np.where(too_high[:, None], sub, -sub)  # > 0: the row needs that leaf lower
+        for k, col in enumerate(columns):
+            if (push[:, k] > 0).any() != (push[:, k] < 0).any():
+                trial[col] = self.y_min if (push[:, k] > 0).any() else self.y_max
+        if not violated(trial).any():
+            x[:] = trial
 
     def decode(self, spec, x) -> Tree:
         """Tree of a solution in original units; linear leaves get the model's coefficients.
