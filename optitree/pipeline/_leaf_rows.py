@@ -18,23 +18,24 @@ objective with the *exact* squared error.
 **Lower bound of a structure.** Each row alone is a relaxation: dropping the others and the
 box, ``P_r(s) = v_r^2 / Σ_{t: a_{rt} ≠ 0} a_{rt}^2 / W_t`` with ``v_r`` the violation of
 row ``r`` at ``β = m`` (the weighted projection onto a half-space), and 0 when a leaf of the
-row is empty (its free ``β_t`` meets the row). So ``P(s) >= max_r P_r(s)`` and
+row is empty (its free ``β_t`` meets the row: the row alone, without the box). So ``P(s) >= max_r P_r(s)`` and
 ``LB(s) = α·splits + κ (Σ_t SSE_t + max_r P_r(s)) <= c(s)``.
 
-**Exact value.** The projection onto the row ``r*`` attaining the maximum,
-``β_t = m_t - λ a_{r^*t} / W_t``, is the optimum of a relaxation; when it meets every row and
-the box it is feasible, hence optimal, and ``c(s) = LB(s)``. Only such structures become
-incumbents, and only in the form the formulation encodes a tree (an empty heap leaf takes the
-value of the leaf covering it, :func:`~optitree.formulations.to_heap`), so the returned tree
-is a solution of the model.
+**Exact value.** The projection onto the row ``r*`` attaining the maximum among the rows
+without an empty leaf, ``β_t = m_t - λ a_{r^*t} / W_t``, is the optimum of a relaxation;
+when it meets those rows and the box, and the formulation's encoding of the tree (its start
+vector: empty leaves moved to meet the rows, ``ORTFormulation._free_empty_leaves``) meets
+every row of the model, the tree is a solution and ``c(s) = LB(s)``; its objective is then
+recomputed from the tree (:meth:`~optitree.formulations.TreeFormulation.objective_of_tree`).
+Only such trees become incumbents.
 
 **Search** (root-split decomposition with the children enumerated). Root candidates ``c`` in
 increasing engine bound ``L(c)`` (unconstrained: a lower bound under any row). For each,
 every pair of child options (a leaf, a split on an allowed feature at a midpoint, or a
 split sending every row left, which in ORT's routing empties the right leaf) whose
-unconstrained cost can still beat the incumbent ``z*`` is evaluated (``LB`` and, when
-encodable and exact, ``c``). It stops when the next ``L(c) >= z*``. The trees whose root
-sends every row one way, and the root leaf, are evaluated first. Bound:
+unconstrained cost can still beat the incumbent ``z*`` is evaluated (``LB`` and, for the
+cheapest below ``z*``, ``c``). It stops when the next ``L(c) >= z*``. The trees whose root
+sends every row right, and the root leaf, are evaluated first. Bound:
 ``min(z*, min LB over the evaluated pairs, L of the first unvisited candidate)``; ``z*`` is
 proven when that meets it within ``10^-9`` relative (rounding of the sums), and the bound is
 otherwise lowered by as much.
@@ -48,14 +49,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..formulations import HeapTree, from_heap
+from ..formulations import HeapTree, InfeasibleStartError, from_heap
 from ..formulations._heap import PASS_THROUGH
+from ..model import solution_violation
 
 __all__ = ["leaf_value_rows", "LeafRowSearch"]
 
 _TOL = 1e-9
 _PAIR_CELLS = 1_000_000  # pairs × rows evaluated per block
-_TRIES = 10  # encodable candidates checked for exactness per root, in increasing cost
+_TRIES = 10  # candidates checked for exactness per root, in increasing cost
 
 
 def leaf_value_rows(form, spec):
@@ -97,14 +99,13 @@ def leaf_value_rows(form, spec):
 class _Options:
     """A child's options: its subtree's cost and the weight and weighted target sum of its two heap leaves.
 
-    ``tied``: a leaf (the first heap leaf is empty and encoded with the second's value);
-    ``encodable`` False: a split sending every row left (no tree encodes it; bound only).
+    A leaf sends its rows to the second heap leaf (the first is empty); ``encodable`` False: a
+    split sending every row left (no tree encodes it; bound only).
     """
 
     cost: np.ndarray  # (K,)
     W: np.ndarray  # (K, 2)
     S: np.ndarray  # (K, 2)
-    tied: np.ndarray  # (K,) bool
     encodable: np.ndarray  # (K,) bool
     feature: np.ndarray  # (K,) int, PASS_THROUGH for a leaf
     threshold: np.ndarray  # (K,)
@@ -147,11 +148,13 @@ class LeafRowSearch:
         Wt, St, Qt, Nt = w.sum(), (w * t).sum(), (w * t * t).sum(), n.sum()
         leaf = self.kappa * float(self._sse(Wt, St, Qt)) if Nt >= self.n_min else math.inf
         cost, W, S, feat, thr = [leaf], [(0.0, Wt)], [(0.0, St)], [PASS_THROUGH], [0.0]
-        tied, enc = [True], [True]
-        if self.allowed[node - 1].any():  # every row left: the right leaf empty
+        enc = [True]
+        # every row left (the right leaf empty): a threshold at or above their values of a feature
+        # whose largest value is elsewhere (scaled, x + ε <= b <= 1)
+        if (self.allowed[node - 1] & (self.X[member].max(axis=0, initial=-np.inf) < self.X.max(axis=0))).any():
             cost.append(self.alpha + leaf), W.append((Wt, 0.0)), S.append((St, 0.0)), feat.append(PASS_THROUGH)
-            thr.append(0.0), tied.append(False), enc.append(False)
-        out = [np.array(cost), np.array(W), np.array(S), np.array(tied), np.array(enc), np.array(feat), np.array(thr)]
+            thr.append(0.0), enc.append(False)
+        out = [np.array(cost), np.array(W), np.array(S), np.array(enc), np.array(feat), np.array(thr)]
         for j in np.flatnonzero(self.allowed[node - 1]):
             idx = self.order[j][member[self.order[j]]]
             x = self.X[idx, j]
@@ -167,104 +170,98 @@ class LeafRowSearch:
             sse = self._sse(cw, cs, cq) + self._sse(Wt - cw, St - cs, Qt - cq)
             mid = x[c] + (x[c + 1] - x[c]) / 2
             out = [np.r_[out[0], self.alpha + self.kappa * sse], np.r_[out[1], np.c_[cw, Wt - cw]],
-                   np.r_[out[2], np.c_[cs, St - cs]], np.r_[out[3], np.zeros(c.size, bool)],
-                   np.r_[out[4], np.ones(c.size, bool)], np.r_[out[5], np.full(c.size, j)],
-                   np.r_[out[6], np.where(mid < x[c + 1], mid, x[c])]]
+                   np.r_[out[2], np.c_[cs, St - cs]], np.r_[out[3], np.ones(c.size, bool)],
+                   np.r_[out[4], np.full(c.size, j)], np.r_[out[5], np.where(mid < x[c + 1], mid, x[c])]]
         return _Options(*out)
 
     @staticmethod
     def _empty():
         """The options of a child no row reaches (the root sends every row to the other side)."""
-        return _Options(np.zeros(1), np.zeros((1, 2)), np.zeros((1, 2)), np.zeros(1, bool), np.zeros(1, bool),
-                        np.full(1, PASS_THROUGH), np.zeros(1))
+        return _Options(np.zeros(1), np.zeros((1, 2)), np.zeros((1, 2)), np.zeros(1, bool), np.full(1, PASS_THROUGH),
+                        np.zeros(1))
 
     # ------------------------------------------------------------------ rows over the pairs
     def _terms(self, opts, side):
         """Per option and row: ``Σ a m`` and ``Σ a²/W`` over its non-empty leaves, and whether an empty
-        leaf is in the row (bound), then the same with tied leaves merged (encoded tree)."""
+        leaf is in the row."""
         a = self.A[:, 2 * side: 2 * side + 2]  # (R, 2)
         full = opts.W > 0  # (K, 2)
         mean = np.divide(opts.S, opts.W, out=np.zeros_like(opts.S), where=full)
         inv = np.divide(1.0, opts.W, out=np.zeros_like(opts.W), where=full)
-        u = mean @ a.T
-        d = inv @ (a * a).T
-        free = (~full).astype(float) @ (a != 0).T > 0
-        tied = np.stack([np.zeros(a.shape[0]), a.sum(axis=1)], axis=1)  # a leaf: one value on both heap leaves
-        merged = np.where(opts.tied[:, None, None], tied[None], a[None])  # (K, R, 2)
-        u_e = np.einsum("kt,krt->kr", mean, merged)
-        d_e = np.einsum("kt,krt->kr", inv, merged * merged)
-        return u, d, free, u_e, d_e
+        return mean @ a.T, inv @ (a * a).T, (~full).astype(float) @ (a != 0).T > 0
 
-    def _penalty(self, u, d, free=None):
+    def _penalty(self, u, d, free):
         v = np.maximum(np.maximum(u - self.hi, self.lo - u), 0.0)
         p = np.where(d > 0, v * v / np.where(d > 0, d, 1.0), np.where(v > _TOL, np.inf, 0.0))
-        if free is not None:
-            p = np.where(free, 0.0, p)
+        p = np.where(free, 0.0, p)
         return p.max(axis=-1) if p.shape[-1] else np.zeros(p.shape[:-1])
 
     def pairs(self, left, right, base, incumbent):
-        """Bound and encodable cost of every pair of ``left`` × ``right`` options (plus ``base``).
+        """Bound of every pair of ``left`` × ``right`` options (plus ``base``).
 
-        Returns ``(least bound, candidates)``: candidates are ``(cost, i, k)`` with an encodable
-        cost below ``incumbent``, the cheapest first (at most :data:`_TRIES`).
+        Returns ``(least bound, candidates)``: candidates are ``(bound, i, k)`` of encodable
+        pairs with a bound below ``incumbent``, the cheapest first (at most :data:`_TRIES`).
         """
         L, R = self._terms(left, 0), self._terms(right, 1)
         least, found = math.inf, []
         step = max(1, _PAIR_CELLS // max(1, right.cost.size * max(1, self.A.shape[0])))
         for s in range(0, left.cost.size, step):
             sl = slice(s, s + step)
-            cost = base + left.cost[sl, None] + right.cost[None, :]
-            lb = cost + self.kappa * self._penalty(L[0][sl, None] + R[0][None], L[1][sl, None] + R[1][None],
-                                                   L[2][sl, None] | R[2][None])
+            lb = base + left.cost[sl, None] + right.cost[None, :] + self.kappa * self._penalty(
+                L[0][sl, None] + R[0][None], L[1][sl, None] + R[1][None], L[2][sl, None] | R[2][None])
             least = min(least, float(lb.min()))
-            ec = cost + self.kappa * self._penalty(L[3][sl, None] + R[3][None], L[4][sl, None] + R[4][None])
-            ec[~left.encodable[sl]] = np.inf
-            ec[:, ~right.encodable] = np.inf
-            flat = np.flatnonzero(ec < incumbent)
+            lb[~left.encodable[sl]] = np.inf
+            lb[:, ~right.encodable] = np.inf
+            flat = np.flatnonzero(lb < incumbent)
             if flat.size:
-                top = flat[np.argsort(ec.ravel()[flat], kind="stable")[:_TRIES]]
-                found += [(float(ec.ravel()[f]), s + int(f // ec.shape[1]), int(f % ec.shape[1])) for f in top]
+                top = flat[np.argsort(lb.ravel()[flat], kind="stable")[:_TRIES]]
+                found += [(float(lb.ravel()[f]), s + int(f // lb.shape[1]), int(f % lb.shape[1])) for f in top]
         return least, sorted(found)[:_TRIES]
 
     # ------------------------------------------------------------------ one structure exactly
-    def values(self, W, S, cover):
-        """Exact leaf values of one structure (heap leaves ``W, S`` (4,); ``cover[t]``: the leaf whose
-        value an empty leaf ``t`` takes), or None when the projection is not feasible.
+    def values(self, W, S):
+        """Exact values of the non-empty leaves of one structure (heap leaves ``W, S`` (4,)), or None
+        when the projection (module docstring) leaves a row or the box.
 
-        Returns ``(β (4,), κ·P)``.
+        Returns ``β (4,)`` (an empty leaf's entry is a placeholder: the encoding sets it).
         """
         full = W > 0
         m = np.where(full, S / np.where(full, W, 1.0), 0.0)
-        merge = np.eye(4)[:, cover]  # column t: leaf t's value is that of leaf cover[t]
-        a = self.A @ merge.T  # (R, 4): coefficients on the leaves that carry values
-        u = a @ m
-        d = (a * a) @ np.where(full, 1.0 / np.where(full, W, 1.0), 0.0)
-        v = np.maximum(np.maximum(u - self.hi, self.lo - u), 0.0)
+        inv = np.where(full, 1.0 / np.where(full, W, 1.0), 0.0)
+        bound = ~((self.A != 0) & ~full).any(axis=1)  # rows without an empty leaf
+        a, lo, hi = self.A[bound], self.lo[bound], self.hi[bound]
+        u, d = a @ m, (a * a) @ inv
+        v = np.maximum(np.maximum(u - hi, lo - u), 0.0)
         beta = m.copy()
-        penalty = 0.0
         if v.max(initial=0.0) > 0:
             with np.errstate(divide="ignore", invalid="ignore"):
                 p = np.where(d > 0, v * v / d, np.inf)
             r = int(np.argmax(p))
             if not np.isfinite(p[r]):
                 return None
-            lam = (u[r] - self.hi[r] if u[r] > self.hi[r] else u[r] - self.lo[r]) / d[r]
-            beta = np.where(full, m - lam * a[r] / np.where(full, W, 1.0), m)
-            penalty = float(p[r])
-        beta = beta[cover]
-        au = self.A @ beta
-        slack = _TOL * np.maximum(1.0, np.abs(np.r_[self.lo, self.hi]))
-        if (au < self.lo - slack[: au.size]).any() or (au > self.hi + slack[au.size:]).any():
+            beta = m - (u[r] - hi[r] if u[r] > hi[r] else u[r] - lo[r]) / d[r] * a[r] * inv
+        au = a @ beta
+        if (au < lo - _TOL * np.maximum(1.0, np.abs(lo))).any() or (au > hi + _TOL * np.maximum(1.0, np.abs(hi))).any():
             return None
-        if (beta < self.box[0] - _TOL).any() or (beta > self.box[1] + _TOL).any():
+        if (beta[full] < self.box[0] - _TOL).any() or (beta[full] > self.box[1] + _TOL).any():
             return None
-        return beta, self.kappa * penalty
+        return beta
+
+    def admitted(self, feature, threshold, beta):
+        """The tree of a structure and its objective (model units) when the model admits its encoding, else None."""
+        tree = self.tree(feature, threshold, beta)
+        try:
+            if solution_violation(self.form.spec, self.form.start_vector(tree)) is not None:
+                return None
+        except InfeasibleStartError:
+            return None
+        return tree, float(self.form.objective_of_tree(tree))
 
     def tree(self, feature, threshold, beta):
         """The tree of heap ``feature``/``threshold`` (3,) predicting ``β`` (model units) per heap leaf.
 
-        Leaves below a node that does not split carry one value (the module docstring's
-        encoding), so each compact leaf takes that of the first heap leaf below it.
+        A node that does not split sends its rows right, so each compact leaf takes the value of
+        the last heap leaf below it.
         """
         form = self.form
         value = (beta / form.task.target_scale + form.task.target_centre)[:, None]
@@ -276,7 +273,7 @@ class LeafRowSearch:
         d = tree.to_dict()
         out = np.array(d["value"], dtype=np.float64)
         leaves = tree.is_leaf
-        out[leaves, 0] = value[heap[leaves] * span[leaves] - 4, 0]
+        out[leaves, 0] = value[(heap[leaves] + 1) * span[leaves] - 5, 0]
         return type(tree).from_dict({**d, "value": out})
 
     # ------------------------------------------------------------------ the search
@@ -308,17 +305,17 @@ class LeafRowSearch:
         best = None
         order = np.argsort(lower, kind="stable")
         everything = np.ones(self.X.shape[0], bool)
-        # the root leaf, then a root sending every row left (node 2's options) or right (node 3's)
+        # the root leaf, then a root sending every row right (node 3's options; none can go left: the
+        # row with a feature's largest value stays right of any threshold on it)
         root_leaf = self.options(everything, 3).take(np.array([0]))
         least, _ = self.pairs(self._empty(), root_leaf, 0.0, -math.inf)
-        W4, S4 = np.r_[0.0, 0.0, root_leaf.W[0]], np.r_[0.0, 0.0, root_leaf.S[0]]
-        exact = self.values(W4, S4, np.array([3, 3, 3, 3])) if np.isfinite(root_leaf.cost[0]) else None
-        if exact is not None and root_leaf.cost[0] + exact[1] < z:
-            z = float(root_leaf.cost[0] + exact[1])
-            best = (np.full(3, PASS_THROUGH), np.zeros(3), exact[0])
+        if np.isfinite(root_leaf.cost[0]):
+            beta = self.values(np.r_[0.0, 0.0, root_leaf.W[0]], np.r_[0.0, 0.0, root_leaf.S[0]])
+            found = None if beta is None else self.admitted(np.full(3, PASS_THROUGH), np.zeros(3), beta)
+            if found is not None and found[1] < z:
+                best, z = found
         if self.allowed[0].any():
-            for left, right in ((self.options(everything, 2), self._empty()), (self._empty(), self.options(everything, 3))):
-                least = min(least, self.pairs(left, right, self.alpha, -math.inf)[0])
+            least = min(least, self.pairs(self._empty(), self.options(everything, 3), self.alpha, -math.inf)[0])
         visited, k, complete = 0, 0, True
         for k in range(order.size + 1):
             if k == order.size or lower[order[k]] >= z - _TOL * max(1.0, abs(z)):
@@ -338,19 +335,19 @@ class LeafRowSearch:
                 continue
             root_least, found = self.pairs(left, right, self.alpha, z)
             least = min(least, root_least)
-            for cost, i, j in found:
-                cover = np.array([1 if left.tied[i] else 0, 1, 3 if right.tied[j] else 2, 3])
-                exact = self.values(np.r_[left.W[i], right.W[j]], np.r_[left.S[i], right.S[j]], cover)
-                if exact is not None:
-                    z = float(self.alpha + left.cost[i] + right.cost[j] + exact[1])
-                    best = (np.array([f, left.feature[i], right.feature[j]]),
-                            np.array([thr, left.threshold[i], right.threshold[j]]), exact[0])
+            for _, i, j in found:
+                beta = self.values(np.r_[left.W[i], right.W[j]], np.r_[left.S[i], right.S[j]])
+                tree = None if beta is None else self.admitted(
+                    np.array([f, left.feature[i], right.feature[j]]), np.array([thr, left.threshold[i],
+                                                                                right.threshold[j]]), beta)
+                if tree is not None:
+                    if tree[1] < z:
+                        best, z = tree
                     break
         unvisited = lower[order[k]] if k < order.size else math.inf
         bound = min(z, least, unvisited)
         proven = math.isfinite(z) and bound >= z - _TOL * max(1.0, abs(z))
         bound = z if proven else bound - _TOL * max(1.0, abs(bound))  # rounding of the sums
-        tree = None if best is None else self.tree(*best)
         info = {"roots": int(order.size), "visited": visited, "pruned": int(order.size - k), "complete": complete,
                 "proven": bool(proven), "time": time.perf_counter() - t0}
-        return tree, z, bound, info
+        return best, z, bound, info
