@@ -24,7 +24,8 @@ and ``λ`` ``leaf_alpha``.
   feature at once from prefix sums of ``w [1, x̃, y]ᵀ[1, x̃, y]`` per leaf — and the best
   ones are evaluated exactly (leaves refitted within the budget); the node takes the best
   split when the tree's objective strictly decreases. Repeated to a fixed point from every
-  start (the given tree, greedy linear-leaf and constant-leaf CART, ``starts``).
+  start (the given tree, constant-leaf CART, linear-leaf CART on its splits and on the
+  linear criterion's, ``starts``).
 * **Look-ahead** (nodes whose children split last, e.g. the root at depth 2): the node and
   both children chosen together — every feature at 16 spread thresholds, each child's best
   split (or none) among 16 per feature, ranked by the unconstrained least-squares error of
@@ -514,13 +515,16 @@ def improve_linear_leaves(
     search = _Search(prob, clock, rng, max_exact)
     keep = w > 0
     def cart_starts():
-        # greedy CART, constant leaves (fast) then linear leaves (about 3e4 row-features a second:
-        # skipped when it would take more than half the time left)
-        for leaf_model in ("constant", "linear"):
+        # greedy CART: constant leaves (fast), then linear leaves on the constant criterion's splits and
+        # on splits chosen by the linear leaves' own error (about 3e4 row-features a second: skipped
+        # when it would take more than half the time left)
+        for leaf_model, criterion in (("constant", "squared_error"), ("linear", "squared_error"),
+                                      ("linear", "linear_squared_error")):
             if clock.out() or (leaf_model == "linear" and X.shape[0] * X.shape[1] > 1.5e4 * clock.left()):
                 continue
             try:
-                cart = CARTRegressor(max_depth=depth, min_samples_leaf=int(min_samples_leaf), leaf_model=leaf_model)
+                cart = CARTRegressor(max_depth=depth, min_samples_leaf=int(min_samples_leaf), leaf_model=leaf_model,
+                                     criterion=criterion)
                 yield cart.fit(X[keep], y[keep], sample_weight=w[keep]).tree_
             except ValueError:
                 pass
