@@ -152,6 +152,41 @@ def estimator_rows(names, depths, time_limit):
     return rows
 
 
+def linear_estimator_rows(names, time_limit, budget="2", depth=2, min_leaf=40):
+    """ORT-L through the estimator (engine start, heuristic, MIP) against greedy linear-leaf CART and the
+    constant-leaf optimum refitted with least-squares leaves (unbounded, and within ORT-L's budget).
+
+    ``budget`` is ORT-L's ``coef_budget``, or ``"greedy"``: the largest L1 norm of greedy CART's
+    leaves in ORT-L's units, rounded up to a tenth (at least 2), so that greedy's tree is in the model.
+    """
+    from optitree import OptimalTreeRegressor
+
+    rows = []
+    for name in names:
+        X, y, _ = datasets.load(name)
+        X, y = np.asarray(X, np.float64), np.asarray(y, np.float64)
+        obj = lambda tree: linear_leaf_objective(tree, X, y)  # noqa: E731
+        greedy_tree = CARTRegressor(max_depth=depth, min_samples_leaf=min_leaf, leaf_model="linear",
+                                    criterion="linear_squared_error").fit(X, y).tree_
+        l1 = (np.abs(greedy_tree.leaf_coef[greedy_tree.is_leaf]) @ np.ptp(X, axis=0)).max() / np.ptp(y)
+        C = max(2.0, np.ceil(10 * l1) / 10) if budget == "greedy" else float(budget)
+        const = solve(X, y, max_depth=depth, loss="squared", min_samples_leaf=min_leaf).tree
+        budget_refit = improve_linear_leaves(const, X, y, min_samples_leaf=min_leaf, coef_budget=C,
+                                             time_limit=0, max_depth=depth)
+        t0 = time.perf_counter()
+        reg = OptimalTreeRegressor(leaf_model="linear", max_depth=depth, min_samples_leaf=min_leaf,
+                                   coef_budget=C, time_limit=time_limit).fit(X, y)
+        elapsed = time.perf_counter() - t0
+        r = reg.result_
+        bound = "-" if r.bound is None else f"{r.bound:.4f}"
+        gap = "-" if r.gap is None else f"{r.gap:.1%}"
+        rows.append([f"{name} ({X.shape[0]}×{X.shape[1]})", f"{obj(greedy_tree):.5f}", f"{l1:.1f}",
+                     f"{obj(const):.4f}", f"{obj(fit_linear_leaves(const, X, y)):.4f}", f"{C:g}",
+                     f"{obj(budget_refit):.4f}", f"{obj(reg.tree_):.5f}", r.start_source, str(r.proven_optimal), bound, gap, f"{elapsed:.1f}"])
+        print("  " + " | ".join(str(c) for c in rows[-1]), flush=True)
+    return rows
+
+
 def table(header, rows) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
@@ -160,9 +195,13 @@ def table(header, rows) -> str:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="depth 2 only, no digits, 3 s per heuristic")
-    parser.add_argument("--part", choices=("oblique", "linear", "both", "estimator"), default="both",
-                        help="estimator: OCT-H fits (engine start, heuristic, MIP) with --mip-time-limit")
-    parser.add_argument("--mip-time-limit", type=float, default=120.0, help="seconds per OCT-H fit (default 120)")
+    parser.add_argument("--part", choices=("oblique", "linear", "both", "estimator", "linear-estimator"), default="both",
+                        help="estimator: OCT-H fits (engine start, heuristic, MIP) with --mip-time-limit; "
+                             "linear-estimator: ORT-L fits the same way")
+    parser.add_argument("--mip-time-limit", type=float, default=120.0, help="seconds per OCT-H or ORT-L fit (default 120)")
+    parser.add_argument("--coef-budget", default="2",
+                        help="linear-estimator: ORT-L's coef_budget, or 'greedy' (greedy CART's largest leaf L1 "
+                             "norm, rounded up, at least 2)")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds per heuristic run (default 10)")
     args = parser.parse_args(argv)
     time_limit = args.time_limit if args.time_limit is not None else (3.0 if args.quick else 10.0)
@@ -183,6 +222,13 @@ def main(argv=None):
             print(f"\nOCT-H fits ({args.mip_time_limit:g} s limit, one thread): training errors\n")
             print(table(["data", "depth", "axis-aligned optimum", "OCT-H", "proven", "start", "bound (errors)", "s"],
                         rows))
+        if args.part == "linear-estimator":
+            rows = linear_estimator_rows(REGRESSION[:3] if args.quick else REGRESSION, args.mip_time_limit,
+                                         args.coef_budget)
+            print(f"\nORT-L fits, depth 2, min leaf 40, coef_budget {args.coef_budget} ({args.mip_time_limit:g} s "
+                  "limit, one thread): SSE/SST on the training data\n")
+            print(table(["data", "greedy linear CART", "its max L1", "constant optimum", "+ LS leaves", "C",
+                         "+ leaves within C", "ORT-L", "start", "proven", "bound", "gap", "s"], rows))
         if args.part in ("linear", "both"):
             rows = linear_rows(REGRESSION[:3] if args.quick else REGRESSION, time_limit)
             print(f"\nLinear leaves, depth 2, min leaf 40: SSE/SST on the training data ({time_limit:g} s limit)\n")
