@@ -29,8 +29,9 @@ every row of the model, the tree is a solution and ``c(s) = LB(s)``; its objecti
 recomputed from the tree (:meth:`~optitree.formulations.TreeFormulation.objective_of_tree`).
 Only such trees become incumbents.
 
-**Search** (root-split decomposition with the children enumerated). Root candidates ``c`` in
-increasing engine bound ``L(c)`` (unconstrained: a lower bound under any row). For each,
+**Search** (root-split decomposition with the children enumerated). Root candidates ``c`` (every
+allowed feature at every midpoint of the modelled rows) in increasing engine bound ``L(c)``
+(unconstrained: a lower bound under any row; 0 where the engine lists none). For each,
 every pair of child options (a leaf, a split on an allowed feature at a midpoint, or a
 split sending every row left, which in ORT's routing empties the right leaf) whose
 unconstrained cost can still beat the incumbent ``z*`` is evaluated (``LB`` and, for the
@@ -277,13 +278,36 @@ class LeafRowSearch:
         return type(tree).from_dict({**d, "value": out})
 
     # ------------------------------------------------------------------ the search
+    def root_candidates(self, everything, feature, threshold, lower):
+        """Every root split of the model with the engine's bound where the engine lists it, else 0.
+
+        The engine's candidates (on the training rows, zero weights included) are matched by
+        feature and the partition of the modelled rows (the number of distinct values left of
+        the threshold); several matches keep the least bound. So no root split is missed,
+        whatever the engine listed.
+        """
+        splits = self.options(everything, 1)
+        splits = splits.take(splits.feature != PASS_THROUGH)
+        bound = np.zeros(splits.cost.size)
+        for f in np.unique(splits.feature):
+            values = np.unique(self.X[:, f])
+            mine = np.flatnonzero(splits.feature == f)
+            rank = np.searchsorted(values, splits.threshold[mine], side="right")
+            theirs = np.flatnonzero(np.asarray(feature) == f)
+            known = np.full(values.size + 1, np.inf)
+            np.minimum.at(known, np.searchsorted(values, np.asarray(threshold)[theirs], side="right"),
+                          np.asarray(lower)[theirs])
+            bound[mine] = np.where(np.isfinite(known[rank]), known[rank], 0.0)
+        return splits.feature, splits.threshold, bound
+
     def run(self, feature, threshold, lower, incumbent=None, time_limit=None):
         """Search the structures (module docstring) against ``incumbent`` (model units, a feasible tree's).
 
         Parameters
         ----------
         feature, threshold, lower : arrays (C,)
-            The root candidates with their engine bounds ``L(c)`` (model units), any order.
+            The engine's root candidates with their bounds ``L(c)`` (model units), any order
+            (:meth:`root_candidates`).
         incumbent : float, optional
         time_limit : float, optional
             Seconds; a search stopped by it keeps a valid bound.
@@ -303,8 +327,9 @@ class LeafRowSearch:
         t0 = time.perf_counter()
         z = math.inf if incumbent is None else float(incumbent)
         best = None
-        order = np.argsort(lower, kind="stable")
         everything = np.ones(self.X.shape[0], bool)
+        feature, threshold, lower = self.root_candidates(everything, feature, threshold, lower)
+        order = np.argsort(lower, kind="stable")
         # the root leaf, then a root sending every row right (node 3's options; none can go left: the
         # row with a feature's largest value stays right of any threshold on it)
         root_leaf = self.options(everything, 3).take(np.array([0]))
