@@ -151,3 +151,21 @@ def test_depth_two_under_a_leaf_value_row_equals_brute_force(row):
         elif encodable <= expected + 1e-9 * max(1.0, expected):  # a tree attains the optimum: it is found, proven
             raise AssertionError(f"seed {seed}: optimum {expected} encodable, not proven ({r.message})")
     assert proven >= {"monotone": 11, "loose": 12, "inner": 11}[row], proven  # measured: 12 of 12 each
+
+
+def test_an_optimum_no_tree_encodes_is_not_claimed():
+    # found by searching random sets with the brute force: the model reaches SSE 8/3 only by a child
+    # passing every row left (a heap leaf empty, its value free), which no tree encodes; the best tree
+    # (SSE 4) is returned unproven, under a bound that never exceeds 8/3, and meets the row
+    X = np.array([[1.0, 0.0], [1.0, 0.0], [2.0, 0.0], [1.0, 0.0], [1.0, 2.0]])
+    y = np.array([3.0, 3.0, 1.0, 1.0, 0.0])
+    w = np.ones(5)
+    assert monotone_brute_force(X, y, w, bound=0.0) == pytest.approx(8 / 3)
+    assert monotone_brute_force(X, y, w, bound=0.0, encoded=True) == pytest.approx(4.0)
+    est = OptimalTreeRegressor(max_depth=2, time_limit=20, constraints=monotone).fit(X, y)
+    r = est.result_
+    baseline = leaf_loss(y, w, "squared")
+    assert not r.proven_optimal and r.bound * baseline <= 8 / 3 + 1e-7
+    assert "returned tree violates the model" not in r.message
+    assert training_loss(est, X, y, w, "squared") == pytest.approx(4.0, abs=1e-7)
+    assert r.acceleration["decomposition"]["complete"]

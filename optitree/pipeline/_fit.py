@@ -52,7 +52,7 @@ from ._progress import FitStopped, FitWatch
 from ._results import bounds_result, engine_result, stopped_result
 from ._leaf_rows import leaf_value_rows
 from ._root_bounds import root_bounds, solve_by_decomposition, solve_by_leaf_rows
-from ._start import better_start, encode_start, repaired_start
+from ._start import better_start, encode_start, repaired_start, tree_violation
 
 __all__ = ["FitRequest", "FitOutcome", "FitPipeline"]
 
@@ -325,36 +325,49 @@ class FitPipeline:
         stage, form, request = self.stage, self.form, self.request
         decomposes = stage is not None and "decompose" in stage.stages and not stage.sees_all and root_lower is not None
         leaf_rows = leaf_value_rows(form, self.spec) if decomposes else None
-        bound = None
+        result, found = None, None
         if leaf_rows is not None:
             with self.watch.stage("decomposition"):
                 result, x, bound, best = solve_by_leaf_rows(form, self.spec, stage, leaf_rows, root_lower[2],
-                                                      (start, source, start_objective), self.options,
-                                                      solver=request.solver)
-            if result is not None:
-                result.build_time += build_time
-                return result, x
-            if x is not None:  # the search's tree, better than the start, starts the MIP
-                start, source, start_objective = form.solver_start(x), "decomposition", best
-            self.options.time_limit = None if self.options.time_limit is None else max(
-                self.options.time_limit - stage.times["decompose"], 0.05 * self.options.time_limit)
-        if decomposes and form.name == "flow":
+                                                            (start, source, start_objective), self.options,
+                                                            solver=request.solver)
+            if result is None:  # finished without a proof: the MIP gets the rest of the time
+                found = (x, bound, best)
+                self.options.time_limit = None if self.options.time_limit is None else max(
+                    self.options.time_limit - stage.times["decompose"], 0.05 * self.options.time_limit)
+        if result is None and decomposes and form.name == "flow":
             with self.watch.stage("decomposition"):
                 result, x = solve_by_decomposition(form, self.spec, stage, self.data, root_lower,
                                                    (start, source, start_objective), self.options,
                                                    solver=request.solver, watch=self.watch)
-        else:
+        elif result is None:
             backend = make_backend(request.solver, self.spec)
             backend.set_start(start, source=source, objective=start_objective)
             with self.watch.stage("MIP"):
                 result, x = solve_adding_rows(backend, self.options, self.watch.solver_callback("MIP"),
                                               form.rows_after_solve)
-            if bound is not None:  # the search's bound holds for every solution of the model
-                result.apply_lower_bound(bound)
+        if found is not None:
+            x = self._keep_better(result, x, *found, has_start=start is not None)
         result.build_time += build_time
         if start is None and source is not None:
             result.start_source, result.start_objective = source, start_objective
         return result, x
+
+    def _keep_better(self, result, x, found, bound, objective, has_start):
+        """After a leaf-row search without a proof: the MIP's solution ``x`` or the search's tree ``found``
+        (a start vector, objective ``objective``), whichever is better in exact squared error among those
+        whose tree meets the model (None: the start, when there is one, is the answer). The search's
+        ``bound`` holds for every solution of the model: it joins the root bounds, which raise the
+        result's bound after the solver's claim is checked (:func:`apply_engine_bounds`)."""
+        self.stage.bounds["bound"] = max(self.stage.bounds["bound"], bound)
+        tree = None if x is None else self.form.decode(self.spec, x)
+        if tree is not None and tree_violation(self.form, self.spec, tree) is None and (
+                found is None or self.form.objective_of_tree(tree) <= objective):
+            return x
+        if found is not None:
+            result.objective, result.has_solution = objective, True
+            return found
+        return None if has_start else x
 
     def decode(self, result, x, start_tree, start_objective, start, notes):
         """Stage 6: the solution's tree, or the start when the solver found nothing better.
@@ -416,6 +429,13 @@ class FitPipeline:
         if stage is not None:
             apply_engine_bounds(result, stage, notes, in_model=violation is None)
             result.acceleration = stage.to_dict()
+        objective = result.objective
+        if self.request.engine_start_only and not result.proven_optimal and objective and (
+                result.bound is None or result.bound <= form.objective_lower_bound + 1e-9 * max(1.0, abs(objective))):
+            # hyperplanes, linear leaves: the engine's bounds do not hold, and these big-M models relax to 0
+            notes.append(f"no bound beyond the LP relaxation: the bound is the trivial {form.objective_lower_bound:g} "
+                         "(the model's LP relaxation gives no more), so the gap does not measure how far tree_ is "
+                         "from optimal")
 
     # ------------------------------------------------------------------ helpers
     def _outcome(self, tree, init_tree, result, notes) -> FitOutcome:
