@@ -184,3 +184,18 @@ def test_the_oblique_heuristic_start_beats_the_axis_aligned_optimum_on_rotated_x
     oblique = OptimalTreeClassifier(max_depth=2, formulation="oct-h", time_limit=60).fit(X, y)
     assert (oblique.predict(X) != y).sum() < (axis.predict(X) != y).sum()
     assert oblique.result_.objective <= oblique.result_.start_objective
+
+
+def test_a_fit_with_no_bound_beyond_the_lp_says_so():
+    """OCT-H's big-M model relaxes to 0: stopped with that bound, result_ says the gap measures nothing."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=300, n_features=4, n_informative=4, n_redundant=0, random_state=0)
+    clf = OptimalTreeClassifier(max_depth=2, formulation="oct-h", time_limit=4).fit(X, y)
+    r = clf.result_
+    assert not r.proven_optimal and r.objective > 0
+    trivial = r.bound <= 1e-9
+    assert ("no bound beyond the LP relaxation" in r.message) == trivial
+    assert trivial  # 4 s on 300 rows: no bound above the LP's 0 (120 s do not raise it on 1 000 such rows)
+    proven = OptimalTreeClassifier(max_depth=1, formulation="oct-h", time_limit=None).fit(*line_data(n=20))
+    assert proven.result_.proven_optimal and "no bound beyond" not in proven.result_.message
