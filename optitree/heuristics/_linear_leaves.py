@@ -530,24 +530,33 @@ def improve_linear_leaves(
                 pass
 
     best = None
-    for st in itertools.chain([tree, *starts], cart_starts()):
+
+    def polish(feat, thr):
+        """Local search from ``(feat, thr)``; ``best`` replaced when it ends strictly better."""
+        nonlocal best
+        feat, thr, obj = search.descend_all(feat, thr)
+        if best is None or obj < best[2] - _TOL * max(1.0, abs(best[2])):
+            best = (feat, thr, obj)
+
+    def lookahead(n_quantiles):
+        for m in range(2 ** max(depth - 2, 0), 2 ** max(depth - 1, 0)):  # nodes whose children split last
+            for feat, thr in search.lookahead(best[0], best[1], m, n_quantiles=n_quantiles):
+                if clock.out():
+                    return
+                if np.isfinite(prob.evaluate(feat, thr)):
+                    polish(feat, thr)
+
+    for i, st in enumerate(itertools.chain([tree, *starts], cart_starts())):
         if clock.out() and best is not None:
             break
         feat, thr = prob.heap_from_tree(st)
         if not np.isfinite(prob.evaluate(feat, thr)):
             feat, thr = np.full(prob.B, -1, np.intp), np.zeros(prob.B)
-        feat, thr, obj = search.descend_all(feat, thr)
-        if best is None or obj < best[2] - _TOL:
-            best = (feat, thr, obj)
-    for m in range(2 ** max(depth - 2, 0), 2 ** max(depth - 1, 0)):  # nodes whose children split last
-        for feat, thr in search.lookahead(best[0], best[1], m) if depth >= 2 else ():
-            if clock.out():
-                break
-            if not np.isfinite(prob.evaluate(feat, thr)):
-                continue
-            feat, thr, obj = search.descend_all(feat, thr)
-            if obj < best[2] - _TOL * max(1.0, abs(best[2])):
-                best = (feat, thr, obj)
+        polish(feat, thr)
+        if i == 0 and depth >= 2:  # a coarse look-ahead early: at depth 2 it re-chooses the whole tree
+            lookahead(8)
+    if depth >= 2:
+        lookahead(16)
     fails = 0
     while fails < max_rounds and not clock.out():
         feat, thr = search.perturb(best[0], best[1])
