@@ -330,7 +330,7 @@ class FitPipeline:
             with self.watch.stage("decomposition"):
                 result, x, bound, best = solve_by_leaf_rows(form, self.spec, stage, leaf_rows, root_lower[2],
                                                             (start, source, start_objective), self.options,
-                                                            solver=request.solver)
+                                                            solver=request.solver, stop=self.watch.check)
             if result is None:  # finished without a proof: the MIP gets the rest of the time
                 found = (x, bound, best)
                 self.options.time_limit = None if self.options.time_limit is None else max(

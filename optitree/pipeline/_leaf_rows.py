@@ -300,7 +300,7 @@ class LeafRowSearch:
             bound[mine] = np.where(np.isfinite(known[rank]), known[rank], 0.0)
         return splits.feature, splits.threshold, bound
 
-    def run(self, feature, threshold, lower, incumbent=None, time_limit=None):
+    def run(self, feature, threshold, lower, incumbent=None, time_limit=None, stop=None):
         """Search the structures (module docstring) against ``incumbent`` (model units, a feasible tree's).
 
         Parameters
@@ -311,6 +311,8 @@ class LeafRowSearch:
         incumbent : float, optional
         time_limit : float, optional
             Seconds; a search stopped by it keeps a valid bound.
+        stop : callable, optional
+            Polled before each root candidate; True stops the search as the time limit does (Ctrl-C).
 
         Returns
         -------
@@ -345,7 +347,7 @@ class LeafRowSearch:
         for k in range(order.size + 1):
             if k == order.size or lower[order[k]] >= z - _TOL * max(1.0, abs(z)):
                 break
-            if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            if (time_limit is not None and time.perf_counter() - t0 > time_limit) or (stop is not None and stop()):
                 complete = False
                 break
             c = order[k]

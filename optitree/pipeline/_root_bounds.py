@@ -287,7 +287,7 @@ def solve_by_decomposition(form, spec, stage, data, root_lower, start, options, 
     return result, x
 
 
-def solve_by_leaf_rows(form, spec, stage, rows, bounds, start, options, *, solver):
+def solve_by_leaf_rows(form, spec, stage, rows, bounds, start, options, *, solver, stop=None):
     """Solve depth-2 squared-error ORT under user rows on its leaf values by
     :class:`~optitree.pipeline._leaf_rows.LeafRowSearch`; ``start`` = (solver start, source, objective).
 
@@ -297,14 +297,16 @@ def solve_by_leaf_rows(form, spec, stage, rows, bounds, start, options, *, solve
     stopped by the time limit, ``objective`` the best tree's (model units); ``result`` None when it finished without closing the gap
     (a structure whose bound no encodable tree attains), the caller then solving the MIP from
     ``x`` (or its own start) and raising its bound to ``bound``, valid for every solution.
-    ``stage.decomposition`` records the search (:meth:`LeafRowSearch.run`'s info).
+    ``stage.decomposition`` records the search (:meth:`LeafRowSearch.run`'s info); ``stop``: polled
+    by it (Ctrl-C).
     """
     x0, source, objective = start
     units = model_units(form)
     lower = (form.alpha / units + bounds.left_bound + bounds.right_bound) * units
     search = LeafRowSearch(form, rows, stage.allowed)
     tree, best, bound, info = search.run(bounds.feature, bounds.threshold, lower,
-                                         incumbent=None if x0 is None else objective, time_limit=options.time_limit)
+                                         incumbent=None if x0 is None else objective, time_limit=options.time_limit,
+                                         stop=stop)
     x = None if tree is None else form.start_vector(tree)
     stage.decomposition = {**info, "children": "enumerated"}
     stage.times["decompose"] = info["time"]
