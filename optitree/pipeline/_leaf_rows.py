@@ -334,7 +334,8 @@ class LeafRowSearch:
         order = np.argsort(lower, kind="stable")
         # the root leaf, then a root sending every row right (node 3's options; none can go left: the
         # row with a feature's largest value stays right of any threshold on it)
-        root_leaf = self.options(everything, 3).take(np.array([0]))
+        below = self.options(everything, 3)  # node 3's options on every row
+        root_leaf = below.take(np.array([0]))
         least, _ = self.pairs(self._empty(), root_leaf, 0.0, -math.inf)
         if np.isfinite(root_leaf.cost[0]):
             beta = self.values(np.r_[0.0, 0.0, root_leaf.W[0]], np.r_[0.0, 0.0, root_leaf.S[0]])
@@ -342,7 +343,7 @@ class LeafRowSearch:
             if found is not None and found[1] < z:
                 best, z = found
         if self.allowed[0].any():
-            least = min(least, self.pairs(self._empty(), self.options(everything, 3), self.alpha, -math.inf)[0])
+            least = min(least, self.pairs(self._empty(), below, self.alpha, -math.inf)[0])
         visited, k, complete = 0, 0, True
         for k in range(order.size + 1):
             if k == order.size or lower[order[k]] >= z - _TOL * max(1.0, abs(z)):
