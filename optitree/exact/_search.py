@@ -212,7 +212,8 @@ class Search:
             if depth == 1:
                 self.spend(view.shape[1])
                 order = K.target_order(view[0], d.stats, d.loss_code, d.n_samples)
-                cost, lower, feat, thr = self.depth1_pair(view, d.rank, *d.kernel_args(), order, -1, 0,
+                cost, lower, feat, thr = self.depth1_pair(view, K.layout(view, d.rank, d.y, d.weight), view,
+                                                          view.shape[1], K.scratch(0), *d.kernel_args(), order,
                                                           self.allowed[[node - 1, node - 1]], self.alpha,
                                                           self.min_leaf, upper_bound)
                 nodes = None if feat[0] < 0 else (int(feat[0]), int(thr[0]), None, None)
@@ -464,7 +465,11 @@ class FeatureScan:
         self.search, self.view, self.feature, self.depth, self.node = search, view, feature, depth, node
         self.monotone = search.monotone_at(depth - 1)
         d = search.data
-        self.order = K.target_order(view[0], d.stats, d.loss_code, d.n_samples) if depth == 2 else None
+        if depth == 2:  # the depth-1 sweeps' inputs, once per scan
+            self.order = K.target_order(view[0], d.stats, d.loss_code, d.n_samples)
+            self.layout = K.layout(view, d.rank, d.y, d.weight)
+            self.key = K.positions(view, feature, d.n_samples)
+            self.buf = K.scratch(view.shape[1])
         self.rank_threshold, self.n_left, self.dist_left = K.candidates(view, d.rank, d.weight, d.stats,
                                                                           d.loss_code, feature, search.min_leaf)
         T = self.rank_threshold.shape[0]
@@ -505,7 +510,8 @@ class FeatureScan:
             s.spend(self.view.shape[1])
             r = int(self.rank_threshold[mid])
             if self.depth == 2:  # both depth-1 children in one sweep, no partition
-                cost, lower, feat, thr = s.depth1_pair(self.view, d.rank, *d.kernel_args(), self.order, self.feature, r,
+                cost, lower, feat, thr = s.depth1_pair(self.view, self.layout, self.key, int(self.n_left[mid]),
+                                                       self.buf, *d.kernel_args(), self.order,
                                                        s.allowed[2 * self.node - 1:2 * self.node + 1], s.alpha,
                                                        s.min_leaf, limit)
                 sides = [Subtree(float(cost[k]), float(lower[k]),
