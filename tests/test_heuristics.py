@@ -190,14 +190,14 @@ def test_linear_leaves_improve_the_constant_optimum_and_encode_in_ort():
 def test_linear_leaves_respect_a_binding_budget_and_never_worsen_a_valid_start():
     X, y = linear_data(seed=1)
     tight = improve_linear_leaves(CARTRegressor(max_depth=2).fit(X, y).tree_, X, y, min_samples_leaf=5,
-                                  coef_budget=0.3, time_limit=10, max_depth=2, max_rounds=2)
+                                  coef_budget=0.3, time_limit=4, max_depth=2, max_rounds=2)
     l1 = np.abs(tight.leaf_coef[tight.is_leaf]) @ np.ptp(X, axis=0) / np.ptp(y)
     assert l1.max() <= 0.3 and l1.max() > 0.29  # binding
-    again = improve_linear_leaves(tight, X, y, min_samples_leaf=5, coef_budget=0.3, time_limit=10, max_depth=2,
+    again = improve_linear_leaves(tight, X, y, min_samples_leaf=5, coef_budget=0.3, time_limit=4, max_depth=2,
                                   max_rounds=2)
     assert linear_leaf_objective(again, X, y) <= linear_leaf_objective(tight, X, y)
     greedy_tree = CARTRegressor(max_depth=2, min_samples_leaf=5, leaf_model="linear").fit(X, y).tree_
-    out = improve_linear_leaves(greedy_tree, X, y, min_samples_leaf=5, coef_budget=100.0, time_limit=10, max_rounds=2)
+    out = improve_linear_leaves(greedy_tree, X, y, min_samples_leaf=5, coef_budget=100.0, time_limit=4, max_rounds=2)
     assert linear_leaf_objective(out, X, y) <= linear_leaf_objective(greedy_tree, X, y)
 
 
@@ -256,6 +256,19 @@ def test_linear_leaves_depth2_equals_exhaustive_enumeration_on_tiny_data():
     got = linear_leaf_objective(tree, X, y)
     assert got >= best / sst - 1e-9  # never below the true optimum
     assert got == pytest.approx(best / sst, rel=1e-7)
+
+
+def test_linear_leaves_never_worse_than_a_start_the_clock_leaves_no_time_to_search():
+    """Every start's own objective counts: with the search cut short, greedy linear-leaf CART (in the budget) still
+    bounds the result."""
+    X, y = linear_data(seed=2)
+    greedy_tree = CARTRegressor(max_depth=2, min_samples_leaf=10, leaf_model="linear",
+                                criterion="linear_squared_error").fit(X, y).tree_
+    l1 = (np.abs(greedy_tree.leaf_coef[greedy_tree.is_leaf]) @ np.ptp(X, axis=0)).max() / np.ptp(y)
+    const = exact.solve(X, y, max_depth=2, loss="squared", min_samples_leaf=10).tree
+    out = improve_linear_leaves(const, X, y, min_samples_leaf=10, coef_budget=1.01 * l1, time_limit=1e-3,
+                                max_depth=2, starts=[greedy_tree])
+    assert linear_leaf_objective(out, X, y) <= linear_leaf_objective(greedy_tree, X, y) * (1 + 1e-9)
 
 
 def test_heuristics_import_numpy_scipy_sklearn_and_greedy_only():

@@ -368,3 +368,20 @@ def test_linear_leaves_start_from_the_heuristic_and_beat_the_constant_optimum():
     assert reg.result_.start_source == "heuristic"
     constant = OptimalTreeRegressor(max_depth=2, min_samples_leaf=20).fit(X, y)
     assert ((reg.predict(X) - y) ** 2).sum() < ((constant.predict(X) - y) ** 2).sum()
+
+
+def test_linear_leaves_never_worse_than_their_start_nor_greedy_linear_cart_within_the_budget():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(0, 1, (160, 3))
+    y = np.where(X[:, 0] < 0.4, 3 * X[:, 1] - 2, -4 * X[:, 2] + 1) + 0.1 * rng.normal(size=160)
+    from greedy import CARTRegressor
+
+    greedy_tree = CARTRegressor(max_depth=2, min_samples_leaf=10, leaf_model="linear",
+                                criterion="linear_squared_error").fit(X, y).tree_
+    l1 = (np.abs(greedy_tree.leaf_coef[greedy_tree.is_leaf]) @ np.ptp(X, axis=0)).max() / np.ptp(y)
+    reg = OptimalTreeRegressor(max_depth=2, leaf_model="linear", min_samples_leaf=10, coef_budget=1.01 * l1,
+                               time_limit=5).fit(X, y)
+    r = reg.result_
+    assert r.objective <= r.start_objective + 1e-9
+    sse = float(((reg.predict(X) - y) ** 2).sum())
+    assert sse <= float(((greedy_tree.predict(X) - y) ** 2).sum()) * (1 + 1e-9)

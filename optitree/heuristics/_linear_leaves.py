@@ -25,11 +25,14 @@ and ``λ`` ``leaf_alpha``.
   ones are evaluated exactly (leaves refitted within the budget); the node takes the best
   split when the tree's objective strictly decreases. Repeated to a fixed point from every
   start (the given tree, constant-leaf CART, linear-leaf CART on its splits and on the
-  linear criterion's, ``starts``).
+  linear criterion's, ``starts``), each start's own objective counted first, so the result
+  is never worse than any of them however soon the clock stops the search.
 * **Look-ahead** (nodes whose children split last, e.g. the root at depth 2): the node and
-  both children chosen together — every feature at 16 spread thresholds, each child's best
-  split (or none) among 16 per feature, ranked by the unconstrained least-squares error of
-  the four leaves; the best three are polished by the local search. Then random
+  both children chosen together — every feature at ``q`` spread thresholds, each child's best
+  split (or none) among ``q`` per feature, ranked by the unconstrained least-squares error of
+  the four leaves; the best three are polished by the local search. A coarse pass (``q = 8``)
+  runs right after the first start's local search (at depth 2 it re-chooses the whole tree,
+  the strongest move when time is short), a finer one (``q = 16``) after all starts. Then random
   perturbations of the best tree until the time limit or ``max_rounds`` without improvement.
   ``time_limit=0`` returns the given splits with their leaves fitted within the budget.
 
@@ -546,12 +549,19 @@ def improve_linear_leaves(
                 if np.isfinite(prob.evaluate(feat, thr)):
                     polish(feat, thr)
 
-    for i, st in enumerate(itertools.chain([tree, *starts], cart_starts())):
-        if clock.out() and best is not None:
-            break
+    heaps = []
+    for st in itertools.chain([tree, *starts], cart_starts()):
         feat, thr = prob.heap_from_tree(st)
-        if not np.isfinite(prob.evaluate(feat, thr)):
+        obj = prob.evaluate(feat, thr)
+        if not np.isfinite(obj):
             feat, thr = np.full(prob.B, -1, np.intp), np.zeros(prob.B)
+            obj = prob.evaluate(feat, thr)
+        heaps.append((feat, thr))
+        if best is None or obj < best[2] - _TOL * max(1.0, abs(best[2])):
+            best = (feat, thr, obj)  # every start counts, even if the clock stops the search before it
+    for i, (feat, thr) in enumerate(heaps):
+        if clock.out():
+            break
         polish(feat, thr)
         if i == 0 and depth >= 2:  # a coarse look-ahead early: at depth 2 it re-chooses the whole tree
             lookahead(8)
