@@ -128,3 +128,19 @@ def test_linear_leaves_start_from_the_engine_and_keep_an_honest_bound():
     assert sse <= training_loss(greedy, X, y, np.ones(60), "squared") * (1 + 1e-6) + 1e-9
     # the engine's constant-leaf optimum is no lower bound for linear leaves
     assert est.result_.bound <= est.result_.objective + 1e-9
+
+
+def test_a_start_at_the_engines_bound_under_a_pyomo_row_needs_no_mip():
+    """Forbidding the informative feature in Pyomo: the root's per-feature bounds (which include a split
+    sending every row one way, bounded without the restriction) cannot prove the engine's tree, but
+    the engine's own bound under the implied restriction does, before any MIP."""
+    rng = np.random.RandomState(0)
+    X = rng.rand(60, 3)
+    y = np.where(X[:, 0] > 0.5, 5.0, 0.0) + 0.3 * X[:, 1] + 0.1 * rng.randn(60)
+    est = OptimalTreeRegressor(max_depth=2, time_limit=60, constraints=forbid(0, 2)).fit(X, y)
+    r = est.result_
+    assert r.proven_optimal and r.acceleration["certificate"] == "engine bound", r.message
+    assert 0 not in est.tree_.feature[~est.tree_.is_leaf]
+    expected = brute_force(X, y, None, 2, 0.0, 1, np.arange(3) != 0, "squared")
+    assert training_loss(est, X, y, np.ones(60), "squared") == pytest.approx(expected, rel=1e-9)
+    assert r.nodes == 0

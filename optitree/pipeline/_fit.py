@@ -288,7 +288,9 @@ class FitPipeline:
     def bounds(self, start_tree, start_objective, source, notes, build_time):
         """Stage 4: the root bound row and screening; ends the fit when they prove the start.
 
-        Returns the root columns' bounds for the decomposition (None when the stage is off).
+        Returns the root columns' bounds for the decomposition (None when the stage is off). With
+        the ``proof`` stage, a start that already meets the engine's bound (valid under the user
+        rows: the engine honours the restrictions they imply) is proven here too, before any MIP.
         """
         stage, form = self.stage, self.form
         if stage is None or not {"rows", "screening", "decompose"} & stage.stages or (
@@ -303,9 +305,16 @@ class FitPipeline:
                                        time_limit=share, watch=self.watch)
         stage.bounds = info
         self.watch.known(bound=info["bound"] if stage.lower_bounds else None)
-        if info["proves_incumbent"]:
+        engine_bound = (stage.engine or {}).get("bound") if "proof" in stage.stages and stage.lower_bounds else None
+        by_engine = start_tree is not None and engine_bound is not None and (
+            start_objective - engine_bound <= 1e-9 * max(1.0, abs(start_objective)))
+        if info["proves_incumbent"] or by_engine:
             result = bounds_result(stage, start_objective, source, self.options, self.spec, notes, build_time,
                                    solver=self.request.solver)
+            if not info["proves_incumbent"]:
+                stage.certificate = "engine bound"
+                result.acceleration = stage.to_dict()
+                notes[-1] = "certificate: the start meets the exact engine's bound; no MIP was solved"
             raise _Done(self._outcome(start_tree, start_tree, result, notes))
         return root_lower
 
