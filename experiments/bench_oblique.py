@@ -14,6 +14,14 @@ by least squares (unbounded, as ``greedy.fit_linear_leaves``) and within the bud
 ``improve_linear_leaves`` from the constant-leaf optimum with ``coef_budget=2`` and with an
 unbounded budget (``1e6``), and their times.
 
+**Fits end to end** (``--part estimator``, ``--part linear-estimator``): ``OptimalTreeClassifier(
+formulation="oct-h")`` at depths 2–3 against the axis-aligned optimum (training errors, proof, bound), and
+``OptimalTreeRegressor(leaf_model="linear")`` at depth 2, minimum leaf 40, against greedy linear-leaf CART
+grown with ``criterion="linear_squared_error"`` and the constant-leaf optimum refitted with least-squares
+leaves (SSE/SST, proof, bound, gap), each fit under ``--mip-time-limit`` (default 120 s). ORT-L's
+``coef_budget`` is 2 (its default) or, with ``--coef-budget greedy``, greedy CART's largest leaf L1 norm
+rounded up to a tenth (at least 2), so that greedy's tree is in ORT-L's model.
+
 One thread (BLAS limited to one); each heuristic gets ``--time-limit`` seconds (default 10,
 a twelfth of the issue's 120 s MIP budget). The engine's compilation is excluded (``warm_up``).
 
@@ -23,6 +31,7 @@ Usage::
     python -m experiments.bench_oblique --quick         # depth 2 only, no digits, 3 s per heuristic
     python -m experiments.bench_oblique --part linear   # the linear-leaf table only
     python -m experiments.bench_oblique --part estimator --mip-time-limit 120   # OCT-H fits end to end
+    python -m experiments.bench_oblique --part linear-estimator --coef-budget greedy   # ORT-L fits end to end
 """
 
 from __future__ import annotations
