@@ -370,6 +370,7 @@ def test_linear_leaves_start_from_the_heuristic_and_beat_the_constant_optimum():
     assert ((reg.predict(X) - y) ** 2).sum() < ((constant.predict(X) - y) ** 2).sum()
 
 
+@pytest.mark.filterwarnings("ignore:OCT. features")
 def test_linear_leaves_never_worse_than_their_start_nor_greedy_linear_cart_within_the_budget():
     rng = np.random.default_rng(2)
     X = rng.uniform(0, 1, (160, 3))
