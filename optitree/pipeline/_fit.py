@@ -56,6 +56,10 @@ from ._start import better_start, encode_start, repaired_start, tree_violation
 
 __all__ = ["FitRequest", "FitOutcome", "FitPipeline"]
 
+#: Share of ``time_limit`` the engine gets when its answer is final (``solver="dp"``, or no user
+#: rows with the proof stage): the rest covers leaf statistics, decoding and the certificate.
+ENGINE_SHARE_FINAL = 0.97
+
 
 @dataclass(frozen=True)
 class FitRequest:
@@ -217,9 +221,11 @@ class FitPipeline:
     def engine(self):
         """Stage 1: the engine's solve, with most of the time limit when its answer is the answer."""
         request, stage = self.request, self.stage
-        # without user constraints the engine's answer is the answer: it gets most of the limit;
+        # without user constraints the engine's answer is the answer: with the proof stage no MIP
+        # follows (a stopped engine's best is returned), so it gets the limit but for the decode;
         # with them it runs after the build, honouring the feature restrictions the user rows imply
-        fraction = 1.0 if request.solver == "dp" else 0.9 if stage.sees_all else 0.5
+        final = request.solver == "dp" or stage.sees_all and "proof" in stage.stages
+        fraction = ENGINE_SHARE_FINAL if final else 0.9 if stage.sees_all else 0.5
         share = None if self.options.time_limit is None else fraction * self.options.time_limit
         with self.watch.stage("engine"):
             result = stage.solve(self.data, self.form, max_depth=request.max_depth,
