@@ -43,7 +43,7 @@ from greedy import Tree
 
 from .. import exact
 from ..model import ModelSpec, apply_user_constraints, check_size, solve_profile
-from ..solvers import SolveOptions, SolveResult, make_backend
+from ..solvers import SolveOptions, SolveResult, make_backend, relative_gap
 from ..solvers.resolve import solve_adding_rows
 from ._certificate import OBJECTIVE_TOL, verify_certificate, verify_tree_in_model
 from ._engine import (ExactStage, apply_engine_bounds, engine_targets, implied_restrictions, make_stage,
@@ -154,6 +154,7 @@ class FitPipeline:
         self.data = None
         self.spec: ModelSpec | None = None
         self.compile_time = 0.0
+        self.known_trees: list = []  # (tree, whose): answers found outside the solve (best_known)
         self.fit_start = 0.0  # fit_time counts from here
         self.clock_start = 0.0  # the time limit counts from here: the engine's compilation is off the clock
 
@@ -199,6 +200,7 @@ class FitPipeline:
         notes.extend(request.solve_notes)
         tree, solver_objective = self.decode(result, x, start_tree, start_objective, start, notes)
         self.certificate(result, tree, solver_objective, notes)
+        tree = self.best_known(tree, result, notes)
         return self._outcome(tree, start_tree, result, notes)
 
     def _compile_engine(self) -> None:
@@ -275,6 +277,7 @@ class FitPipeline:
         start_tree, start, source, notes = encode_start(form, spec, self.given)
         engine_tree = None if engine is None else form.task.statistics(engine.tree, self.X, self.y,
                                                                        self.sample_weight)
+        self.known_trees.append((engine_tree, "exact engine's"))
         if engine is not None and "start" in stage.stages:
             start_tree, start, source = better_start(form, spec, (start_tree, start, source), engine_tree, notes)
         if start is None and stage is not None and "start" in stage.stages and self.request.side_rows:
@@ -287,6 +290,7 @@ class FitPipeline:
                 improved = form.improve_start(start_tree, self.X, self.y, self.sample_weight, seed=self.request.seed,
                                               time_limit=10.0 if limit is None else min(0.1 * limit, 60.0))
             if improved is not None and improved is not start_tree:
+                self.known_trees.append((improved, "heuristic's"))
                 start_tree, start, source = better_start(form, spec, (start_tree, start, source), improved, notes,
                                                          source="heuristic")
         return start_tree, start, source, notes
@@ -451,6 +455,33 @@ class FitPipeline:
             notes.append(f"no bound beyond the LP relaxation: the bound is the trivial {form.objective_lower_bound:g} "
                          "(the model's LP relaxation gives no more), so the gap does not measure how far tree_ is "
                          "from optimal")
+
+    def best_known(self, tree, result, notes):
+        """Stage 8: a tree found outside the solve (the engine's, a heuristic's) when it beats ``tree``.
+
+        Such a tree is a start the model could not take (e.g. OCT-H's margin between scaled
+        values, which one outlier shrinks below the gap between every other pair of values of
+        its feature). Without user rows it is still an answer to the fit's problem, so it is
+        returned when its objective is lower; the model's bound covers only the trees the model
+        encodes, so the claim is withdrawn and the bound falls to the objective's a-priori one.
+        With user rows it cannot be checked against them and is never returned.
+        """
+        form, objective = self.form, result.objective
+        known = [(form.objective_of_tree(t), whose, t) for t, whose in self.known_trees if t is not None]
+        if self.request.side_rows or not known:
+            return tree
+        best_objective, whose, best = min(known, key=lambda k: k[0])
+        if best_objective >= objective - OBJECTIVE_TOL * max(1.0, abs(objective)):
+            return tree
+        notes.append(f"returning the {whose} tree (objective {best_objective:.10g}, the solve's best "
+                     f"{objective:.10g}): the model could not take it as a start; not certified, since the "
+                     f"model's bound covers only the trees it encodes")
+        result.objective, result.proven_optimal = best_objective, False
+        result.bound = form.objective_lower_bound
+        result.gap = relative_gap(best_objective, result.bound)
+        if result.termination == "optimal":
+            result.termination = "error"
+        return best
 
     # ------------------------------------------------------------------ helpers
     def _outcome(self, tree, init_tree, result, notes) -> FitOutcome:
