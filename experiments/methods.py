@@ -304,7 +304,9 @@ _REGRESSION_PARAMS = {
 }
 _LINEAR_LEAF_PARAMS = {
     **_REGRESSION_PARAMS,
-    "coef_budget": Param(float, 2.0, minimum=0.0, minimum_inclusive=False, doc="L1 budget per leaf, target ranges"),
+    "coef_budget": Param(float, None, minimum=0.0, minimum_inclusive=False,
+                         doc="L1 budget per leaf, target ranges (default: the estimator's 'auto', which holds "
+                             "greedy linear-leaf CART's leaves)"),
     "leaf_alpha": Param(float, 0.0, minimum=0.0, doc="L1 penalty on the leaf coefficients"),
 }
 

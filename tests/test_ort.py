@@ -5,7 +5,7 @@ import pytest
 from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from greedy import Tree
+from greedy import CARTRegressor, Tree
 from optitree.estimators import OptimalTreeRegressor
 from optitree.solvers import SolveOptions, solve_highs
 from optitree.formulations.ort import ORTFormulation, squared_tangents
@@ -386,3 +386,21 @@ def test_linear_leaves_never_worse_than_their_start_nor_greedy_linear_cart_withi
     assert r.objective <= r.start_objective + 1e-9
     sse = float(((reg.predict(X) - y) ** 2).sum())
     assert sse <= float(((greedy_tree.predict(X) - y) ** 2).sum()) * (1 + 1e-9)
+
+
+def test_auto_coef_budget_holds_greedy_linear_leaves_on_a_sawtooth():
+    # y = frac(4 x0): four leaves of slope 4 target ranges, twice the old fixed budget of 2
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (160, 2))
+    y = np.mod(4 * X[:, 0], 1.0) + 0.02 * rng.normal(size=160)
+
+    def sse(model):
+        return float(((model.predict(X) - y) ** 2).sum())
+
+    greedy_sse = min(sse(CARTRegressor(max_depth=2, min_samples_leaf=10, leaf_model="linear", criterion=c).fit(X, y))
+                     for c in ("squared_error", "linear_squared_error"))
+    fits = {b: OptimalTreeRegressor(max_depth=2, leaf_model="linear", min_samples_leaf=10, coef_budget=b,
+                                    time_limit=3).fit(X, y) for b in ("auto", 2.0)}
+    assert fits["auto"].coef_budget_ >= 3.5 and fits[2.0].coef_budget_ == 2.0
+    assert sse(fits["auto"]) <= greedy_sse
+    assert sse(fits["auto"]) < 0.5 * sse(fits[2.0])  # slopes of 4 are outside the budget of 2

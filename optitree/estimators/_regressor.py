@@ -11,6 +11,7 @@ from sklearn.utils.validation import validate_data
 
 from greedy import CARTRegressor
 
+from ..heuristics import greedy_coef_budget
 from ..pipeline import parse_acceleration
 from ._inputs import encode_categories
 from ._base import _OptimalTreeBase
@@ -65,12 +66,15 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         Penalty per split, as a fraction of the baseline loss.
     min_samples_leaf : int, default=1
         Minimum number of training samples per leaf.
-    coef_budget : float, default=2.0
+    coef_budget : float or "auto", default="auto"
         ORT-L: L1 budget of each leaf's coefficients,
         ``Σ_j |coef_j| · range(x_j) <= coef_budget · range(y)`` (ranges over the
         training data): a leaf's linear part varies by at most ``coef_budget`` target
         ranges over the training box. Larger budgets allow steeper leaves and loosen
-        the MIP (its big-M grows with the budget).
+        the MIP (its big-M grows with the budget). "auto": the smallest budget (in
+        tenths, at least 2) that holds greedy linear-leaf CART's leaves at the same depth
+        and minimum leaf size (:func:`optitree.heuristics.greedy_coef_budget`), so the
+        greedy tree is in the model; the value used is ``coef_budget_``.
     leaf_alpha : float, default=0.0
         ORT-L: objective penalty per unit of that L1 norm (a lasso on the leaves).
     feature_scaling : {"minmax", "rank"}, default="minmax"
@@ -162,6 +166,8 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         :class:`~optitree.pipeline._certificate.CertificateWarning`.
     init_tree_ : greedy.Tree or None
         The start given to the solver (canonical on the training data), None without.
+    coef_budget_ : float
+        The L1 budget the model used (``coef_budget``, or the value "auto" chose).
     model_ : ModelSpec
         The MIP handed to the solver (:class:`optitree.model.ModelSpec`, with user
         constraints); :meth:`write_model` writes it as LP or MPS. It is kept with the
@@ -184,7 +190,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         "formulation": [StrOptions(formulation_names("regression"))],
         "leaf_model": [StrOptions(set(LEAF_MODELS))],
         "loss": [StrOptions(set(LOSSES))],
-        "coef_budget": [Interval(numbers.Real, 0, None, closed="neither")],
+        "coef_budget": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "leaf_alpha": [Interval(numbers.Real, 0, None, closed="left")],
         "feature_scaling": [StrOptions({"minmax", "rank"})],
         "acceleration": [str],
@@ -200,7 +206,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         loss="squared",
         alpha=0.0,
         min_samples_leaf=1,
-        coef_budget=2.0,
+        coef_budget="auto",
         leaf_alpha=0.0,
         feature_scaling="minmax",
         time_limit=60.0,
@@ -293,8 +299,12 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         return f"{self.loss} error" + ("" if self.alpha == 0 else " + alpha/split"), form.error_scale
 
     def _formulation(self, X, y, sample_weight, start_tree=None):
+        self.coef_budget_ = self.coef_budget
+        if self.coef_budget == "auto":
+            self.coef_budget_ = 2.0 if self.leaf_model != "linear" else greedy_coef_budget(
+                X, y, sample_weight, depth=self.max_depth, min_samples_leaf=self.min_samples_leaf)
         return FORMULATIONS[self.formulation](
-            X, y, depth=self.max_depth, leaf_model=self.leaf_model, loss=self.loss, coef_budget=self.coef_budget,
+            X, y, depth=self.max_depth, leaf_model=self.leaf_model, loss=self.loss, coef_budget=self.coef_budget_,
             leaf_alpha=self.leaf_alpha, alpha=self.alpha, min_samples_leaf=self.min_samples_leaf,
             sample_weight=sample_weight, feature_scaling=self.feature_scaling,
         )

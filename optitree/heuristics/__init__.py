@@ -10,7 +10,8 @@ Both return a tree never worse than the given one on the formulation's training 
 start. numpy, scipy, scikit-learn and ``greedy`` only.
 """
 
-from ._linear_leaves import improve_linear_leaves, linear_leaf_objective
+from ._linear_leaves import greedy_coef_budget, improve_linear_leaves, linear_leaf_objective
 from ._oblique import improve_oblique, oblique_objective
 
-__all__ = ["improve_oblique", "oblique_objective", "improve_linear_leaves", "linear_leaf_objective"]
+__all__ = ["improve_oblique", "oblique_objective", "improve_linear_leaves", "linear_leaf_objective",
+           "greedy_coef_budget"]

@@ -45,6 +45,7 @@ its splits with the leaves refitted here); otherwise the given tree is returned.
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 
 import numpy as np
@@ -586,3 +587,29 @@ def improve_linear_leaves(
     if np.isfinite(input_obj) and not out_obj < input_obj - _TOL * max(1.0, abs(input_obj)):
         return tree
     return out
+
+
+def greedy_coef_budget(X, y, sample_weight=None, *, depth: int, min_samples_leaf: int = 1) -> float:
+    """The smallest ORT-L budget that holds greedy linear-leaf CART's leaves (``coef_budget="auto"``).
+
+    Greedy :class:`greedy.CARTRegressor` with linear leaves, its splits grown with the constant
+    criterion and with the linear leaves' own (``linear_squared_error``); each leaf's
+    ``Σ_j |coef_j| range(x_j) / range(y)`` (ranges over the rows of positive weight), the
+    largest of them rounded up to a tenth, and at least 2. Both greedy trees are then in
+    ORT-L's model, so a linear-leaf optimum over it is never worse than either.
+    """
+    X = np.asarray(X, np.float64)
+    y = np.asarray(y, np.float64)
+    w = np.ones(y.size) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    keep = w > 0
+    span, ry = np.ptp(X[keep], axis=0), float(np.ptp(y[keep]))
+    largest = 0.0
+    for criterion in ("squared_error", "linear_squared_error"):
+        try:
+            tree = CARTRegressor(max_depth=depth, min_samples_leaf=int(min_samples_leaf), leaf_model="linear",
+                                 criterion=criterion).fit(X[keep], y[keep], sample_weight=w[keep]).tree_
+        except ValueError:  # too few rows for the leaf models
+            continue
+        if tree.leaf_coef is not None and ry > 0:
+            largest = max(largest, float((np.abs(tree.leaf_coef[tree.is_leaf]) @ span).max()) / ry)
+    return max(2.0, math.ceil(10.0 * largest * (1 + 1e-9)) / 10.0)
