@@ -19,8 +19,8 @@ formulation="oct-h")`` at depths 2–3 against the axis-aligned optimum (trainin
 ``OptimalTreeRegressor(leaf_model="linear")`` at depth 2, minimum leaf 40, against greedy linear-leaf CART
 grown with ``criterion="linear_squared_error"`` and the constant-leaf optimum refitted with least-squares
 leaves (SSE/SST, proof, bound, gap), each fit under ``--mip-time-limit`` (default 120 s). ORT-L's
-``coef_budget`` is 2 (its default) or, with ``--coef-budget greedy``, greedy CART's largest leaf L1 norm
-rounded up to a tenth (at least 2), so that greedy's tree is in ORT-L's model.
+``coef_budget`` is the estimator's default ``"auto"`` (greedy linear-leaf CART's largest leaf L1 norm
+rounded up to a tenth, at least 2, so that greedy's tree is in ORT-L's model) or ``--coef-budget C``.
 
 One thread (BLAS limited to one); each heuristic gets ``--time-limit`` seconds (default 10,
 a twelfth of the issue's 120 s MIP budget). The engine's compilation is excluded (``warm_up``).
@@ -31,7 +31,7 @@ Usage::
     python -m experiments.bench_oblique --quick         # depth 2 only, no digits, 3 s per heuristic
     python -m experiments.bench_oblique --part linear   # the linear-leaf table only
     python -m experiments.bench_oblique --part estimator --mip-time-limit 120   # OCT-H fits end to end
-    python -m experiments.bench_oblique --part linear-estimator --coef-budget greedy   # ORT-L fits end to end
+    python -m experiments.bench_oblique --part linear-estimator [--coef-budget 2]   # ORT-L fits end to end
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ import numpy as np
 from greedy import OBLIQUE, CARTClassifier, CARTRegressor, fit_linear_leaves
 from optitree import datasets
 from optitree.exact import solve, warm_up
-from optitree.heuristics import improve_linear_leaves, improve_oblique, linear_leaf_objective
+from optitree.heuristics import greedy_coef_budget, improve_linear_leaves, improve_oblique, linear_leaf_objective
 
 CLASSIFICATION = ("iris", "wine", "breast_cancer", "digits600", "generated1000x4", "xor30", "xor30_noise10")
 REGRESSION = ("diabetes", "friedman1", "concrete", "airfoil", "friedman2", "friedman3")
@@ -161,12 +161,13 @@ def estimator_rows(names, depths, time_limit):
     return rows
 
 
-def linear_estimator_rows(names, time_limit, budget="2", depth=2, min_leaf=40):
+def linear_estimator_rows(names, time_limit, budget="auto", depth=2, min_leaf=40):
     """ORT-L through the estimator (engine start, heuristic, MIP) against greedy linear-leaf CART and the
     constant-leaf optimum refitted with least-squares leaves (unbounded, and within ORT-L's budget).
 
-    ``budget`` is ORT-L's ``coef_budget``, or ``"greedy"``: the largest L1 norm of greedy CART's
-    leaves in ORT-L's units, rounded up to a tenth (at least 2), so that greedy's tree is in the model.
+    ``budget`` is ORT-L's ``coef_budget``: a number, or ``"auto"`` (the estimator's default,
+    :func:`optitree.heuristics.greedy_coef_budget`: greedy linear-leaf CART's largest leaf L1 norm in
+    ORT-L's units, rounded up to a tenth, at least 2, so that greedy's tree is in the model).
     """
     from optitree import OptimalTreeRegressor
 
@@ -178,7 +179,8 @@ def linear_estimator_rows(names, time_limit, budget="2", depth=2, min_leaf=40):
         greedy_tree = CARTRegressor(max_depth=depth, min_samples_leaf=min_leaf, leaf_model="linear",
                                     criterion="linear_squared_error").fit(X, y).tree_
         l1 = (np.abs(greedy_tree.leaf_coef[greedy_tree.is_leaf]) @ np.ptp(X, axis=0)).max() / np.ptp(y)
-        C = max(2.0, np.ceil(10 * l1) / 10) if budget == "greedy" else float(budget)
+        C = (greedy_coef_budget(X, y, depth=depth, min_samples_leaf=min_leaf) if budget == "auto"
+             else float(budget))
         const = solve(X, y, max_depth=depth, loss="squared", min_samples_leaf=min_leaf).tree
         budget_refit = improve_linear_leaves(const, X, y, min_samples_leaf=min_leaf, coef_budget=C,
                                              time_limit=0, max_depth=depth)
@@ -208,9 +210,9 @@ def main(argv=None):
                         help="estimator: OCT-H fits (engine start, heuristic, MIP) with --mip-time-limit; "
                              "linear-estimator: ORT-L fits the same way")
     parser.add_argument("--mip-time-limit", type=float, default=120.0, help="seconds per OCT-H or ORT-L fit (default 120)")
-    parser.add_argument("--coef-budget", default="2",
-                        help="linear-estimator: ORT-L's coef_budget, or 'greedy' (greedy CART's largest leaf L1 "
-                             "norm, rounded up, at least 2)")
+    parser.add_argument("--coef-budget", default="auto",
+                        help="linear-estimator: ORT-L's coef_budget, or 'auto' (the default: greedy linear-leaf "
+                             "CART's largest leaf L1 norm, rounded up, at least 2)")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds per heuristic run (default 10)")
     args = parser.parse_args(argv)
     time_limit = args.time_limit if args.time_limit is not None else (3.0 if args.quick else 10.0)
