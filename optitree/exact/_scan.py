@@ -1,0 +1,240 @@
+"""The threshold search of one feature at one node: bisection over intervals with neighbour bounds (ConTree's).
+
+Used by :class:`optitree.exact._search.Search` (its ``branch``) for every node above the
+depth-2 kernel, and by :func:`optitree.exact.split_bounds`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _kernels as K
+
+EPS = K.EPS
+
+
+@dataclass(frozen=True)
+class Subtree:
+    """Outcome of one sub-problem: ``lower_bound <= optimum <= cost``; exact when they meet.
+
+    ``nodes`` is ``None`` (a leaf) or ``(feature, rank_threshold, left, right)``.
+    """
+
+    cost: float
+    lower_bound: float
+    nodes: tuple | None
+
+    @property
+    def exact(self) -> bool:
+        return self.lower_bound >= self.cost - EPS
+
+
+class BudgetExhausted(Exception):
+    """Raised inside the search when the time or node budget runs out."""
+
+
+class FeatureScan:
+    """Bisection over the thresholds of one feature at one node (ConTree's interval search).
+
+    Candidate ``j`` puts ``n_left[j]`` rows of total distance ``dist_left[j]`` (:func:`_kernels.row_dist`)
+    on the left. Solved
+    candidates give lower bounds on their neighbours through :func:`_kernels.point_bounds`;
+    an interval's ends are dropped while their bound reaches the target, then its middle is
+    solved: the larger child first with the target as upper bound, then the smaller one with
+    what remains plus the distance to the interval's ends (so its bound can also prune
+    the neighbours). ``bound_left/bound_right`` hold valid children bounds for every
+    candidate dropped or solved. Open intervals wait in a queue: first in, first out, or with
+    the search's ``best_first`` the one next to the cheapest tree found first (:meth:`_push`).
+
+    ``known`` (``(rank_threshold, left_bound, right_bound)`` over a superset of the candidates,
+    e.g. from :meth:`Search.relaxed_bounds`) seeds ``bound_left/bound_right``: a candidate whose
+    known bound reaches the target is dropped, or skipped as a middle, without being solved.
+    ``search`` is the :class:`~optitree.exact._search.Search` that solves the children.
+    """
+
+    def __init__(self, search, view, feature: int, depth: int, node: int, known=None):
+        self.search, self.view, self.feature, self.depth, self.node = search, view, feature, depth, node
+        self.monotone = search.monotone_at(depth - 1)
+        d = search.data
+        if depth == 2:  # the depth-1 sweeps' inputs, once per scan
+            self.order = K.target_order(view[0], d.stats, d.loss_code, d.n_samples)
+            self.layout = K.layout(view, d.rank, d.y, d.weight)
+            self.key = K.positions(view, feature, d.n_samples)
+            self.buf = K.scratch(view.shape[1])
+        self.rank_threshold, self.n_left, self.dist_left = K.candidates(view, d.rank, d.weight, d.stats,
+                                                                          d.loss_code, feature, search.min_leaf)
+        T = self.rank_threshold.shape[0]
+        self.solved_left = np.zeros(T)
+        self.solved_right = np.zeros(T)
+        self.bound_left = np.zeros(T)
+        self.bound_right = np.zeros(T)
+        if known is not None:
+            rank, left, right = known
+            at = np.searchsorted(rank, self.rank_threshold)
+            self.bound_left[:], self.bound_right[:] = left[at], right[at]
+        self.exact = np.zeros(T, bool)
+        self.tree_cost = np.full(T, np.inf)  # cost of the tree found at each solved candidate
+        self.best_first = search.best_first
+        self.queue = []  # (priority, sequence, lo, hi, a, b), taken least first: see _push
+        self._pushed = 0
+        if T:
+            self._push(0, T - 1, -1, T)
+        self.unresolved = np.inf  # lowest children bound of a solved candidate that is not exact
+
+    def run(self, target):
+        """Yield ``(bound, cost, nodes)`` for each solved candidate: its proven bound, and a tree rooted at it.
+
+        With exact children ``bound == cost``; otherwise ``cost`` is that of the children's best
+        trees found (a feasible tree, ``None`` nodes when a child is unknown).
+        """
+        s, d = self.search, self.search.data
+        while self.queue:
+            k = self._next()
+            _, _, lo, hi, a, b = self.queue[k]
+            limit = target() - s.alpha
+            lo, hi = K.shrink(lo, hi, a, b, self.dist_left, self.solved_left, self.solved_right, self.monotone,
+                              limit, self.bound_left, self.bound_right)
+            if lo > hi:
+                self.queue.pop(k)
+                continue
+            self.queue[k] = self.queue[k][:2] + (lo, hi, a, b)
+            mid = (lo + hi) // 2
+            if self.bound_left[mid] + self.bound_right[mid] >= limit - EPS:  # a known bound drops it
+                self.queue.pop(k)
+                self.solved_left[mid], self.solved_right[mid] = self.bound_left[mid], self.bound_right[mid]
+                self._split_interval(lo, mid, hi, a, b)
+                continue
+            s.spend(self.view.shape[1])
+            r = int(self.rank_threshold[mid])
+            if self.depth == 2:  # both depth-1 children in one sweep, no partition
+                cost, lower, feat, thr = s.depth1_pair(self.view, self.layout, self.key, int(self.n_left[mid]),
+                                                       self.buf, *d.kernel_args(), self.order,
+                                                       s.allowed[2 * self.node - 1:2 * self.node + 1], s.alpha,
+                                                       s.min_leaf, limit)
+                sides = [Subtree(float(cost[k]), float(lower[k]),
+                                 None if feat[k] < 0 else (int(feat[k]), int(thr[k]), None, None)) for k in (0, 1)]
+            else:
+                left, right = K.partition(self.view, d.rank[self.feature], r, int(self.n_left[mid]))
+                slack = max(self.dist_left[mid] - self.dist_left[lo],
+                            self.dist_left[hi] - self.dist_left[mid])
+                sides = self._solve_children(left, right, limit, slack)
+            self.queue.pop(k)
+            # a child stopped by the budget may know less than the neighbours' bounds: keep the larger
+            near_left, near_right = K.point_bounds(mid, a, b, self.dist_left, self.solved_left, self.solved_right,
+                                                   self.monotone)
+            self.solved_left[mid] = self.bound_left[mid] = max(self.bound_left[mid], sides[0].lower_bound, near_left)
+            self.solved_right[mid] = self.bound_right[mid] = max(self.bound_right[mid], sides[1].lower_bound,
+                                                                 near_right)
+            cost = s.alpha + sides[0].cost + sides[1].cost
+            self.tree_cost[mid] = min(self.tree_cost[mid], cost)
+            self._split_interval(lo, mid, hi, a, b)
+            split = (self.feature, r, sides[0].nodes, sides[1].nodes)
+            if sides[0].exact and sides[1].exact:
+                self.exact[mid] = True
+                yield cost, cost, split
+            else:
+                bound = self.solved_left[mid] + self.solved_right[mid]
+                if bound < limit - EPS:
+                    self.unresolved = min(self.unresolved, bound)
+                yield s.alpha + bound, cost, split
+
+    def probe(self, target):
+        """Solve the first middle candidate's children, each with the work of its first pass (anytime first pass).
+
+        Records the children's bounds at the middle (valid, possibly weak) and queues the
+        middle again, first, for a full solve, between its two sides: they already get
+        neighbour bounds from it, so a search stopped after every feature's probe has a bound
+        over all its candidates. Returns ``[(bound, cost, split)]`` for the tree it found, or ``[]``.
+        """
+        s = self.search
+        if not self.queue or s.exhausted:
+            return []
+        k = self._next()
+        _, _, lo, hi, a, b = self.queue[k]
+        limit = target() - s.alpha
+        lo, hi = K.shrink(lo, hi, a, b, self.dist_left, self.solved_left, self.solved_right, self.monotone,
+                          limit, self.bound_left, self.bound_right)
+        if lo > hi:
+            return []
+        self.queue[k] = self.queue[k][:2] + (lo, hi, a, b)
+        mid = (lo + hi) // 2
+        if self.bound_left[mid] + self.bound_right[mid] >= limit - EPS:
+            return []
+        r = int(self.rank_threshold[mid])
+        try:
+            s.spend(self.view.shape[1])
+        except BudgetExhausted:
+            return []
+        views = K.partition(self.view, s.data.rank[self.feature], r, int(self.n_left[mid]))
+        sides = []
+        for side in (0, 1):
+            child = 2 * self.node + side
+            with s.capped(s.first_pass_work(self.depth - 1, child)):
+                sides.append(s._solve(views[side], self.depth - 1, child, limit))
+        near_left, near_right = K.point_bounds(mid, a, b, self.dist_left, self.solved_left, self.solved_right,
+                                               self.monotone)
+        self.solved_left[mid] = self.bound_left[mid] = max(self.bound_left[mid], sides[0].lower_bound, near_left)
+        self.solved_right[mid] = self.bound_right[mid] = max(self.bound_right[mid], sides[1].lower_bound, near_right)
+        self.queue.pop(k)
+        cost = s.alpha + sides[0].cost + sides[1].cost
+        self.tree_cost[mid] = min(self.tree_cost[mid], cost)
+        self._split_interval(lo, mid, hi, a, b)
+        self.queue.append((-np.inf, -self._pushed, mid, mid, a, b))  # first, before any other
+        self._pushed += 1
+        bound = s.alpha + self.solved_left[mid] + self.solved_right[mid]
+        return [(bound, cost, (self.feature, r, sides[0].nodes, sides[1].nodes))]
+
+    @property
+    def priority(self) -> float:
+        """The priority of the next interval (:meth:`_push`); ``inf`` when none is left."""
+        return self.queue[self._next()][0] if self.queue else np.inf
+
+    def _next(self) -> int:
+        """Index of the interval to take next: the least ``(priority, sequence)``."""
+        return min(range(len(self.queue)), key=self.queue.__getitem__)
+
+    def _push(self, lo, hi, a, b):
+        """Queue the interval ``[lo, hi]`` between the solved candidates ``a`` and ``b``.
+
+        Without ``best_first`` intervals are taken first in, first out (bisection level by
+        level). With it, the interval next to the cheapest tree found comes first: its
+        priority is the least cost of the trees at its ends (``-inf`` with neither solved, so
+        each feature's first middle comes before any neighbourhood), ties first in, first out.
+        """
+        T = self.tree_cost.shape[0]
+        priority = 0.0
+        if self.best_first:
+            priority = min(self.tree_cost[a] if a >= 0 else np.inf, self.tree_cost[b] if b < T else np.inf)
+            priority = -np.inf if a < 0 and b >= T else priority
+        self.queue.append((priority, self._pushed, lo, hi, a, b))
+        self._pushed += 1
+
+    def _split_interval(self, lo, mid, hi, a, b):
+        """Queue the two sides of the interval ``[lo, hi]`` (ends ``a``, ``b``) around its solved ``mid``."""
+        if mid < hi:
+            self._push(mid + 1, hi, mid, b)
+        if lo < mid:
+            self._push(lo, mid - 1, a, mid)
+
+    def _solve_children(self, left, right, limit, slack):
+        s = self.search
+        first, second = (0, 1) if left.shape[1] >= right.shape[1] else (1, 0)
+        views = (left, right)
+        out = [None, None]
+        out[first] = s._solve(views[first], self.depth - 1, 2 * self.node + first, limit)
+        remaining = limit - out[first].lower_bound
+        if remaining + slack > EPS or abs(remaining) <= EPS:
+            out[second] = s._solve(views[second], self.depth - 1, 2 * self.node + second, remaining + slack)
+        else:
+            out[second] = s.known(views[second], self.depth - 1, 2 * self.node + second)
+        return out
+
+    def open_bound(self) -> float:
+        """Lowest children bound over candidates not yet resolved (after a stop)."""
+        lowest = self.unresolved
+        for _, _, lo, hi, a, b in self.queue:
+            lowest = min(lowest, K.fill_bounds(lo, hi, a, b, self.dist_left, self.solved_left, self.solved_right,
+                                               self.monotone, self.bound_left, self.bound_right))
+        return lowest
