@@ -118,7 +118,7 @@ class OCTFormulation(TreeFormulation):
         small = self.usable & (self.epsilon < _EPS_WARN)
         if small.any() and feature_scaling == "minmax":
             warnings.warn(
-                f"OCT: features {np.flatnonzero(small).tolist()} have scaled gaps below {_EPS_WARN:g} "
+                f"{self.name.upper()}: features {np.flatnonzero(small).tolist()} have scaled gaps below {_EPS_WARN:g} "
                 "(near the solver's feasibility tolerance); feature_scaling='rank' is exact and safer",
                 stacklevel=2,
             )
