@@ -114,3 +114,27 @@ def run_streed(X, y, depth: int, time_limit: float = 600.0, *, min_samples_leaf:
     out["sse"] = sse(y, model.predict(B))
     out["status"] = "optimal" if model.fit_result.is_optimal() else "time limit"
     return out
+
+
+def run_streed_linear(X, y, depth: int, time_limit: float = 120.0, *, min_samples_leaf: int = 1,
+                      n_thresholds: int = 20) -> dict:
+    """STreeD's optimal depth-``depth`` tree with linear (least-squares) leaves.
+
+    STreeD's piecewise-linear regressor splits each continuous feature at ``n_thresholds``
+    quantile thresholds (not every midpoint; ORT-L's space holds every midpoint), without
+    lasso or ridge penalty, each leaf at least ``min_samples_leaf`` rows. Returns
+    ``status`` (``"optimal"`` or ``"time limit"``), ``sse`` (its own predictions on the
+    training rows) and ``seconds``.
+    """
+    from pystreed import STreeDPiecewiseLinearRegressor
+
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    model = STreeDPiecewiseLinearRegressor(max_depth=depth, min_leaf_node_size=int(min_samples_leaf),
+                                           time_limit=float(time_limit), cost_complexity=0.0, lasso_penalty=0.0,
+                                           ridge_penalty=0.0, n_thresholds=int(n_thresholds), random_seed=0)
+    t0 = time.perf_counter()
+    model.fit(X, y, continuous_columns=list(range(X.shape[1])))
+    seconds = time.perf_counter() - t0
+    return {"status": "optimal" if model.fit_result.is_optimal() else "time limit",
+            "sse": sse(y, model.predict(X)), "seconds": seconds}

@@ -18,7 +18,8 @@ unbounded budget (``1e6``), and their times.
 formulation="oct-h")`` at depths 2–3 against the axis-aligned optimum (training errors, proof, bound), and
 ``OptimalTreeRegressor(leaf_model="linear")`` at depth 2, minimum leaf 40, against greedy linear-leaf CART
 grown with ``criterion="linear_squared_error"`` and the constant-leaf optimum refitted with least-squares
-leaves (SSE/SST, proof, bound, gap), each fit under ``--mip-time-limit`` (default 120 s). ORT-L's
+leaves (SSE/SST, proof, bound, gap), each fit under ``--mip-time-limit`` (default 120 s), and STreeD's
+linear-leaf optimum over 20 quantile thresholds per feature (``_peers.run_streed_linear``) under the same limit. ORT-L's
 ``coef_budget`` is the estimator's default ``"auto"`` (greedy linear-leaf CART's largest leaf L1 norm
 rounded up to a tenth, at least 2, so that greedy's tree is in ORT-L's model) or ``--coef-budget C``.
 
@@ -45,6 +46,8 @@ from greedy import OBLIQUE, CARTClassifier, CARTRegressor, fit_linear_leaves
 from optitree import datasets
 from optitree.exact import solve, warm_up
 from optitree.heuristics import greedy_coef_budget, improve_linear_leaves, improve_oblique, linear_leaf_objective
+
+from ._peers import run_streed_linear
 
 CLASSIFICATION = ("iris", "wine", "breast_cancer", "digits600", "generated1000x4", "xor30", "xor30_noise10")
 REGRESSION = ("diabetes", "friedman1", "concrete", "airfoil", "friedman2", "friedman3")
@@ -184,6 +187,9 @@ def linear_estimator_rows(names, time_limit, budget="auto", depth=2, min_leaf=40
         const = solve(X, y, max_depth=depth, loss="squared", min_samples_leaf=min_leaf).tree
         budget_refit = improve_linear_leaves(const, X, y, min_samples_leaf=min_leaf, coef_budget=C,
                                              time_limit=0, max_depth=depth)
+        peer = run_streed_linear(X, y, depth, time_limit, min_samples_leaf=min_leaf)
+        peer_text = f"{peer['sse'] / float(((y - y.mean()) ** 2).sum()):.5f}" + (
+            "" if peer["status"] == "optimal" else " (stopped)") + f", {peer['seconds']:.1f} s"
         t0 = time.perf_counter()
         reg = OptimalTreeRegressor(leaf_model="linear", max_depth=depth, min_samples_leaf=min_leaf,
                                    coef_budget=C, time_limit=time_limit).fit(X, y)
@@ -193,7 +199,8 @@ def linear_estimator_rows(names, time_limit, budget="auto", depth=2, min_leaf=40
         gap = "-" if r.gap is None else f"{r.gap:.1%}"
         rows.append([f"{name} ({X.shape[0]}×{X.shape[1]})", f"{obj(greedy_tree):.5f}", f"{l1:.1f}",
                      f"{obj(const):.4f}", f"{obj(fit_linear_leaves(const, X, y)):.4f}", f"{C:g}",
-                     f"{obj(budget_refit):.4f}", f"{obj(reg.tree_):.5f}", r.start_source, str(r.proven_optimal), bound, gap, f"{elapsed:.1f}"])
+                     f"{obj(budget_refit):.4f}", f"{obj(reg.tree_):.5f}", r.start_source, str(r.proven_optimal), bound, gap, f"{elapsed:.1f}",
+                     peer_text])
         print("  " + " | ".join(str(c) for c in rows[-1]), flush=True)
     return rows
 
@@ -239,7 +246,8 @@ def main(argv=None):
             print(f"\nORT-L fits, depth 2, min leaf 40, coef_budget {args.coef_budget} ({args.mip_time_limit:g} s "
                   "limit, one thread): SSE/SST on the training data\n")
             print(table(["data", "greedy linear CART", "its max L1", "constant optimum", "+ LS leaves", "C",
-                         "+ leaves within C", "ORT-L", "start", "proven", "bound", "gap", "s"], rows))
+                         "+ leaves within C", "ORT-L", "start", "proven", "bound", "gap", "s",
+                         "STreeD linear leaves (20 thresholds)"], rows))
         if args.part in ("linear", "both"):
             rows = linear_rows(REGRESSION[:3] if args.quick else REGRESSION, time_limit)
             print(f"\nLinear leaves, depth 2, min leaf 40: SSE/SST on the training data ({time_limit:g} s limit)\n")
