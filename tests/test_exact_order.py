@@ -89,3 +89,54 @@ def test_depth1_sweeps_of_every_split_equal_enumeration(loss):
             left = data.X[:, f] <= thr
             assert lb == pytest.approx(depth1_optimum(data.X[left], t[left], loss), abs=1e-7)
             assert rb == pytest.approx(depth1_optimum(data.X[~left], t[~left], loss), abs=1e-7)
+
+
+def weighted_depth1(X, y, w, alpha):
+    """Least weighted misclassification plus ``alpha`` per split of a stump or a leaf, by enumeration."""
+    def leaf(rows):
+        return w[rows].sum() - np.bincount(y[rows], weights=w[rows]).max() if rows.any() else 0.0
+    everything = np.ones(len(y), bool)
+    best = leaf(everything)
+    for f in range(X.shape[1]):
+        for value in np.unique(X[:, f])[:-1]:
+            left = X[:, f] <= value
+            best = min(best, alpha + leaf(left) + leaf(~left))
+    return best
+
+
+def test_class_skip_on_imbalanced_classes():
+    """The depth-1 sweeps skip rows while no majority can change (``_sweep.sweep_side``): a skip one
+    row too long misses the best stump of a side, which these sets (one class of 50-97 %, unit
+    weights in every other case, ``alpha``) expose."""
+    rng = np.random.RandomState(7)
+    for case in range(100):
+        n, p, k = rng.randint(10, 60), rng.randint(1, 4), rng.randint(2, 5)
+        X = rng.randint(0, rng.randint(3, 25), size=(n, p)).astype(float)
+        y = np.where(rng.rand(n) < rng.uniform(0.5, 0.97), 0, rng.randint(1, k, n))
+        y[rng.randint(n)] = 1
+        w = rng.choice([0.5, 1.0, 1.0, 2.0, 3.0], size=n) if case % 2 else np.ones(n)
+        alpha = float(rng.choice([0.0, 0.5, 1.5]))
+        data = prepare(X, y, w)
+        sb = split_bounds(data, depth=2, alpha=alpha)
+        assert sb.exact.all()
+        for f, thr, lb, rb in zip(sb.feature, sb.threshold, sb.left_bound, sb.right_bound):
+            left = X[:, f] <= thr
+            assert lb == pytest.approx(weighted_depth1(X[left], y[left], w[left], alpha), abs=1e-9), case
+            assert rb == pytest.approx(weighted_depth1(X[~left], y[~left], w[~left], alpha), abs=1e-9), case
+        assert solve(data, max_depth=1, alpha=alpha).objective == pytest.approx(weighted_depth1(X, y, w, alpha))
+        if n <= 14:
+            assert solve(data, max_depth=2, alpha=alpha).objective == pytest.approx(
+                brute_force(X, y, w, 2, alpha, 1, None), abs=1e-9), case
+
+
+def test_kernels_carry_the_digest_of_the_code_they_inline():
+    """numba keys a cached kernel on its own file only: ``_kernels.INLINED_SOURCES`` must change
+    with ``_fenwick.py``, ``_loss.py`` or ``_sweep.py``, or cached kernels would run stale code."""
+    import hashlib
+    from pathlib import Path
+
+    from optitree.exact import _kernels
+
+    here = Path(_kernels.__file__).parent
+    digest = hashlib.sha256(b"".join((here / name).read_bytes() for name in ("_fenwick.py", "_loss.py", "_sweep.py")))
+    assert _kernels.INLINED_SOURCES == digest.hexdigest()[:16], "update INLINED_SOURCES in optitree/exact/_kernels.py"

@@ -21,6 +21,12 @@ from ._loss import (ABSOLUTE, EPS, MISCLASSIFICATION, SQUARED, add_row, leaf_cos
                     row_dist, split_costs, target_range)
 from ._sweep import depth1_pair, depth1_sides, layout, positions, scratch  # noqa: F401 (K.layout, ...)
 
+#: sha256 (first 16 hex digits) of ``_fenwick.py``, ``_loss.py`` and ``_sweep.py``, in that order.
+#: The kernels cached here compile those modules' code into their own, but numba keys a cached
+#: function on the text of its own file only: a change there must change this file too, or the
+#: caches would keep the old code (``tests/test_exact_order.py`` checks the digest).
+INLINED_SOURCES = "fadcc4efbecb934d"
+
 
 @njit(cache=True, nogil=True)
 def stump_order(srt, rank, y, w, stats, loss, width, allowed):
@@ -291,8 +297,15 @@ def depth1_pair_misclassification(srt, lay, key, n_left, buf, y, w, stats, loss,
                        min_leaf, upper)
 
 
+@njit(cache=True, nogil=True)
+def depth1_pair_any_loss(srt, lay, key, n_left, buf, y, w, stats, loss, width, order, allowed, alpha, min_leaf,
+                         upper):
+    """:func:`depth1_pair` for any loss, cached with this module (see :data:`INLINED_SOURCES`)."""
+    return depth1_pair(srt, lay, key, n_left, buf, y, w, stats, loss, width, order, allowed, alpha, min_leaf, upper)
+
+
 def kernels_for(loss: int):
     """``(depth2, depth1_pair)`` for a loss code: the misclassification builds, or the generic ones."""
     if loss == MISCLASSIFICATION:
         return depth2_misclassification, depth1_pair_misclassification
-    return depth2, depth1_pair
+    return depth2, depth1_pair_any_loss

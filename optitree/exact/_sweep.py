@@ -55,7 +55,7 @@ def positions(srt, feature, n_total):
 
 @njit(cache=True, nogil=True)
 def scratch(m):
-    """Buffers of :func:`depth1_sides` for views of up to ``m`` rows: the two sides' runs (ranks, classes, weights, rows)."""
+    """Buffers of :func:`depth1_sides` for views of up to ``m`` rows: each side's ranks, classes, weights, rows."""
     return np.empty((2, m), np.int32), np.empty((2, m), np.int32), np.empty((2, m)), np.empty((2, m), np.int32)
 
 
@@ -64,12 +64,28 @@ def sweep_side(s, r, yy, ww, rows, n, bar, alpha, min_leaf, loss, y, w, stats, p
                dist_total, lo, hi, fenwick, order):
     """Best threshold of one feature for side ``s``, its ``n`` rows in rank order (``r, yy, ww, rows``).
 
-    ``prefix[s]``, ``pw[s]`` (reset here) accumulate the prefix's statistics and weight, ``total[s]``
-    holds the side's. Only thresholds of cost below ``bar`` are sought. Returns ``(cost, rank_threshold)``, the
-    threshold ``-1`` when none is below ``bar``. Stops early: similarity skip (a threshold whose
-    cost exceeds the bar by ``d`` cannot be beaten before rows of total :func:`row_dist` above
-    ``d`` have moved left), a zero-cost right side (moving more rows left cannot lower the cost:
-    monotone), a bar at ``alpha``, or too few rows left for a leaf.
+    ``prefix[s]``, ``pw[s]`` (reset here) accumulate the prefix's statistics and weight,
+    ``total[s]`` holds the side's. Only thresholds of cost below ``bar`` are sought. Returns
+    ``(cost, rank_threshold)``, the threshold ``-1`` when none is below ``bar``. Stops early:
+    similarity skip (a threshold whose cost exceeds the bar by ``d`` cannot be beaten before
+    rows of total :func:`row_dist` above ``d`` have moved left), a zero-cost right side (moving
+    more rows left cannot lower the cost: monotone), a bar at ``alpha``, or too few rows left
+    for a leaf (or, for the skip, left to move).
+
+    **Class skip** (misclassification). With class weights ``L_k`` left and ``R_k`` right of the
+    threshold, ``T_k = L_k + R_k`` and ``W = Σ T_k``, a threshold further on moves weights
+    ``d_k >= 0`` (total ``D``) from right to left, and its cost is
+    ``alpha + W - max_k (L_k + d_k) - max_j (R_j - d_j)``. The two maxima are taken at one class
+    (their sum is then ``T_k <= max T``) or at two (``<= L_k + R_j + D`` with ``k != j``), so::
+
+        cost' >= alpha + W - max(max_k T_k, C + D),   C = max_{k != j} (L_k + R_j).
+
+    ``alpha + W - max T`` is the leaf's cost plus ``alpha``, never below the bar, so a threshold
+    beats the bar only once ``D > alpha + W - C - bar``: the skip. ``C`` comes from the two
+    largest ``L_k`` and ``R_j``; it is ``max L + max R`` when the two sides' majority classes
+    differ (the skip is then ``cost - bar``, the similarity skip) and larger when they agree:
+    on imbalanced sets the cost stays at the minority's weight over long runs of rows, where
+    the similarity skip is 0 and the class skip the rows until a majority could change.
     """
     tw, ty, fw, fy = fenwick[0], fenwick[1], fenwick[2], fenwick[3]
     rank_of, values = order
@@ -86,26 +102,33 @@ def sweep_side(s, r, yy, ww, rows, n, bar, alpha, min_leaf, loss, y, w, stats, p
     for t in range(n):
         rt = r[t]
         if pn >= min_leaf and rt != prev and skip < EPS:
+            cross = 0.0  # misclassification: max_{k != j} (L_k + R_j), the class skip's C
             if loss == MISCLASSIFICATION:
-                left_top = 0.0
-                right_top = 0.0
+                left_top = left_next = right_top = right_next = 0.0
+                left_arg = right_arg = -1
                 for k in range(prefix.shape[1]):
-                    if prefix[s, k] > left_top:
-                        left_top = prefix[s, k]
+                    lk = prefix[s, k]
+                    if lk > left_top:
+                        left_next, left_top, left_arg = left_top, lk, k
+                    elif lk > left_next:
+                        left_next = lk
                     rk = total[s, k] - prefix[s, k]
                     if rk > right_top:
-                        right_top = rk
+                        right_next, right_top, right_arg = right_top, rk, k
+                    elif rk > right_next:
+                        right_next = rk
                 left_cost = pw[s] - left_top
                 right_cost = weight - pw[s] - right_top
+                cross = left_top + right_top if left_arg != right_arg else max(left_top + right_next,
+                                                                               left_next + right_top)
             else:
                 left_cost, right_cost = split_costs(loss, s, prefix, total, pw, fw, fy, tw, ty, values)
             cost = alpha + left_cost + right_cost
             if cost < bar - EPS:
                 bar = cost
                 found = prev
-                skip = 0.0
-            else:
-                skip = cost - bar
+            # no threshold beats the bar before rows of total distance above `skip` have moved
+            skip = alpha + weight - cross - bar if loss == MISCLASSIFICATION else max(cost - bar, 0.0)
             if right_cost <= EPS or skip >= dist_total - pd - EPS or bar <= alpha + EPS:
                 break
         wt = ww[t]
