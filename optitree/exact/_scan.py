@@ -189,26 +189,31 @@ class FeatureScan:
     @property
     def priority(self) -> float:
         """The priority of the next interval (:meth:`_push`); ``inf`` when none is left."""
-        return self.queue[self._next()][0] if self.queue else np.inf
+        return self._priority(*self.queue[self._next()]) if self.queue else np.inf
 
     def _next(self) -> int:
-        """Index of the interval to take next: the least ``(priority, sequence)``."""
-        return min(range(len(self.queue)), key=self.queue.__getitem__)
+        """Index of the interval to take next: the least ``(priority, sequence)``, priorities as of now."""
+        return min(range(len(self.queue)), key=lambda j: (self._priority(*self.queue[j]), self.queue[j][1]))
+
+    def _priority(self, first, seq, lo, hi, a, b) -> float:
+        """See :meth:`_push`; ``first`` (a re-queued middle) comes before any other."""
+        if first == -np.inf or not self.best_first:
+            return first
+        T = self.tree_cost.shape[0]
+        if a < 0 and b >= T:
+            return -np.inf
+        return min(self.tree_cost[a] if a >= 0 else np.inf, self.tree_cost[b] if b < T else np.inf)
 
     def _push(self, lo, hi, a, b):
         """Queue the interval ``[lo, hi]`` between the solved candidates ``a`` and ``b``.
 
         Without ``best_first`` intervals are taken first in, first out (bisection level by
         level). With it, the interval next to the cheapest tree found comes first: its
-        priority is the least cost of the trees at its ends (``-inf`` with neither solved, so
-        each feature's first middle comes before any neighbourhood), ties first in, first out.
+        priority is the least cost of the trees at its ends when it is taken (``-inf`` with
+        neither solved, so each feature's first middle comes before any neighbourhood; a probed
+        middle's tree may improve when it is solved in full), ties first in, first out.
         """
-        T = self.tree_cost.shape[0]
-        priority = 0.0
-        if self.best_first:
-            priority = min(self.tree_cost[a] if a >= 0 else np.inf, self.tree_cost[b] if b < T else np.inf)
-            priority = -np.inf if a < 0 and b >= T else priority
-        self.queue.append((priority, self._pushed, lo, hi, a, b))
+        self.queue.append((0.0, self._pushed, lo, hi, a, b))
         self._pushed += 1
 
     def _split_interval(self, lo, mid, hi, a, b):
