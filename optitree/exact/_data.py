@@ -162,7 +162,7 @@ def prepare(X, y, sample_weight=None, *, loss="misclassification") -> ExactData:
         if not (w > 0).any():
             raise ValueError("sample_weight has no positive entry")
     kept = np.flatnonzero(w > 0)
-    if w[kept].max() > w[kept].min() * 2.0**1000:  # weights in units of the smallest would overflow
+    if w[kept].max() * 2.0**-1000 > w[kept].min():  # weights in units of the smallest would overflow
         raise ValueError(f"sample_weight spans {w[kept].min():.3g} .. {w[kept].max():.3g}, more than 2**1000 from the "
                          "smallest positive weight to the largest: set weights that small to 0 or rescale them")
     weight_unit = _power_of_two_below(w[kept].min())
