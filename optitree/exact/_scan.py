@@ -83,6 +83,21 @@ class FeatureScan:
             self._push(0, T - 1, -1, T)
         self.unresolved = np.inf  # lowest children bound of a solved candidate that is not exact
 
+    def _next_shrunk(self, target):
+        """The next queued interval shrunk by the known bounds: ``(k, lo, hi, a, b, limit)``.
+
+        ``k`` is its place in the queue, updated to the shrunk interval; ``lo > hi`` when the
+        bounds leave no candidate in it (the queue entry is then left as it was).
+        """
+        k = self._next()
+        _, _, lo, hi, a, b = self.queue[k]
+        limit = target() - self.search.alpha
+        lo, hi = K.shrink(lo, hi, a, b, self.dist_left, self.solved_left, self.solved_right, self.monotone,
+                          limit, self.bound_left, self.bound_right)
+        if lo <= hi:
+            self.queue[k] = self.queue[k][:2] + (lo, hi, a, b)
+        return k, lo, hi, a, b, limit
+
     def run(self, target):
         """Yield ``(bound, cost, nodes)`` for each solved candidate: its proven bound, and a tree rooted at it.
 
@@ -91,15 +106,10 @@ class FeatureScan:
         """
         s, d = self.search, self.search.data
         while self.queue:
-            k = self._next()
-            _, _, lo, hi, a, b = self.queue[k]
-            limit = target() - s.alpha
-            lo, hi = K.shrink(lo, hi, a, b, self.dist_left, self.solved_left, self.solved_right, self.monotone,
-                              limit, self.bound_left, self.bound_right)
+            k, lo, hi, a, b, limit = self._next_shrunk(target)
             if lo > hi:
                 self.queue.pop(k)
                 continue
-            self.queue[k] = self.queue[k][:2] + (lo, hi, a, b)
             mid = (lo + hi) // 2
             if self.bound_left[mid] + self.bound_right[mid] >= limit - EPS:  # a known bound drops it
                 self.queue.pop(k)
@@ -151,14 +161,9 @@ class FeatureScan:
         s = self.search
         if not self.queue or s.exhausted:
             return []
-        k = self._next()
-        _, _, lo, hi, a, b = self.queue[k]
-        limit = target() - s.alpha
-        lo, hi = K.shrink(lo, hi, a, b, self.dist_left, self.solved_left, self.solved_right, self.monotone,
-                          limit, self.bound_left, self.bound_right)
+        k, lo, hi, a, b, limit = self._next_shrunk(target)
         if lo > hi:
             return []
-        self.queue[k] = self.queue[k][:2] + (lo, hi, a, b)
         mid = (lo + hi) // 2
         if self.bound_left[mid] + self.bound_right[mid] >= limit - EPS:
             return []
