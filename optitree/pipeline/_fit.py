@@ -23,6 +23,8 @@ start, result, model). The stages, each a method that takes and returns values:
 7. :meth:`~FitPipeline.certificate` — the bound raised to what is known, the solver's
    optimality claim verified against the returned tree
    (:func:`~optitree.pipeline._certificate.verify_certificate`).
+8. :meth:`~FitPipeline.best_known` — without user rows, a tree found outside the solve that
+   the model could not take as a start, returned uncertified when it is better.
 
 The whole run is watched (:class:`~optitree.pipeline._progress.FitWatch`): a progress line at
 ``verbose=1`` and Ctrl-C (the first stops the running stage and returns the best tree so far
