@@ -47,7 +47,7 @@ import numpy as np
 from greedy import Tree
 
 from ..heuristics import improve_linear_leaves
-from ..model import ModelSpec
+from ..model import ModelSpec, user_rows
 from ._base import InfeasibleStartError
 from ._heap import to_heap
 from ._skeleton import _skeleton_nnz, _skeleton_rows, add_skeleton_rows, set_skeleton_start
@@ -285,14 +285,10 @@ class ORTFormulation(OCTFormulation):
         user row favours (a row ``β_0 <= β_3`` with leaf 0 empty: ``β_0 = y_min``). Kept only when
         every user row then holds; the tree's predictions do not change.
         """
-        import scipy.sparse as sp
-
-        blocks = [b for name, b in self.spec.row_blocks.items() if name.startswith("user_constraints")]
-        if not blocks or not empty.size:
+        rows = user_rows(self.spec)
+        if rows is None or not empty.size:
             return
-        A = sp.vstack([sp.csr_array((b.data, b.indices, b.indptr), shape=(b.n_rows, self.spec.n_cols))
-                       for b in blocks]).tocsr()
-        lo, hi = np.concatenate([b.lb for b in blocks]), np.concatenate([b.ub for b in blocks])
+        A, lo, hi = rows
 
         def violated(v):
             ax = A @ v

@@ -11,8 +11,8 @@ from ._files import mps_text, write_model
 from ._highs import compile_highs
 from ._memory import ModelTooLargeError, check_size, estimate_bytes, estimate_peak_bytes, solve_profile
 from ._spec import ModelSpec, RowBlock, VarBlock, solution_violation
-from ._user_constraints import apply_user_constraints
+from ._user_constraints import apply_user_constraints, user_rows
 
 __all__ = ["ModelSpec", "VarBlock", "RowBlock", "solution_violation", "compile_highs", "write_model", "mps_text",
            "check_size", "estimate_bytes", "estimate_peak_bytes", "solve_profile", "ModelTooLargeError",
-           "apply_user_constraints"]
+           "apply_user_constraints", "user_rows"]

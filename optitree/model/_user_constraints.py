@@ -13,7 +13,7 @@ import numpy as np
 from ._spec import ModelSpec
 from ._pyomo import add_pyomo_vars, pyomo_domain
 
-__all__ = ["pyomo_mirror", "apply_user_constraints"]
+__all__ = ["pyomo_mirror", "apply_user_constraints", "user_rows"]
 
 
 def pyomo_mirror(spec: ModelSpec):
@@ -187,3 +187,19 @@ def _free_block_name(spec, base):
         k += 1
         name = f"{base}_{k}"
     return name
+
+
+def user_rows(spec: ModelSpec):
+    """The user's rows (every block :func:`apply_user_constraints` appended) as one matrix, or None.
+
+    Returns ``(A, lb, ub)``: ``A`` a ``scipy.sparse`` CSR array of shape ``(R, spec.n_cols)``
+    (global columns), ``lb``/``ub`` its row bounds; None when the spec has no user rows.
+    """
+    import scipy.sparse as sp
+
+    blocks = [b for name, b in spec.row_blocks.items() if name.startswith("user_constraints")]
+    if not blocks:
+        return None
+    A = sp.vstack([sp.csr_array((b.data, b.indices, b.indptr), shape=(b.n_rows, spec.n_cols))
+                   for b in blocks]).tocsr()
+    return A, np.concatenate([b.lb for b in blocks]), np.concatenate([b.ub for b in blocks])

@@ -46,6 +46,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..model import user_rows
 from ..solvers import make_backend, relative_gap
 from ..solvers.resolve import solve_adding_rows
 from ..solvers.results import finished_result
@@ -117,15 +118,13 @@ def infeasible_fixings(spec, groups) -> np.ndarray:
     groups = np.atleast_2d(np.asarray(groups, np.intp))
     n_groups, m = groups.shape
     flagged = np.zeros(groups.shape, bool)
-    blocks = [b for name, b in spec.row_blocks.items() if name.startswith("user_constraints")]
-    if not blocks or not groups.size:
+    rows = user_rows(spec)
+    if rows is None or not groups.size:
         return flagged
-    A = sp.vstack([sp.csr_array((b.data, b.indices, b.indptr), shape=(b.n_rows, spec.n_cols)) for b in blocks])
+    A, row_lb, row_ub = rows
     A = sp.coo_array(A)
     r, j, a = A.row.astype(np.intp), A.col.astype(np.intp), A.data
     n_rows = A.shape[0]
-    row_lb = np.concatenate([b.lb for b in blocks])
-    row_ub = np.concatenate([b.ub for b in blocks])
     _, col_lb, col_ub, _ = spec.column_arrays()
     with np.errstate(invalid="ignore"):
         low = np.minimum(a * col_lb[j], a * col_ub[j])

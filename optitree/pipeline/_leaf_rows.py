@@ -52,7 +52,7 @@ import numpy as np
 
 from ..formulations import HeapTree, InfeasibleStartError, from_heap
 from ..formulations._heap import PASS_THROUGH
-from ..model import solution_violation
+from ..model import solution_violation, user_rows
 
 __all__ = ["leaf_value_rows", "LeafRowSearch"]
 
@@ -73,23 +73,17 @@ def leaf_value_rows(form, spec):
     """
     if form.name != "ort" or form.depth != 2 or form.leaf_model != "constant" or form.loss != "squared":
         return None
-    blocks = [b for name, b in spec.row_blocks.items() if name.startswith("user_constraints")]
-    if not blocks:
+    rows = user_rows(spec)
+    if rows is None:
         return None
+    A, lo, hi = rows
     beta = np.asarray(form.vars["beta"])
-    slot = np.full(spec.n_cols, -1)
-    slot[beta] = np.arange(beta.size)
-    A = np.zeros((sum(b.n_rows for b in blocks), beta.size))
-    start = 0
-    for b in blocks:
-        rows = np.repeat(np.arange(b.n_rows), np.diff(b.indptr))
-        cols = np.asarray(b.indices)
-        if (slot[cols] < 0).any():
-            return None
-        np.add.at(A, (start + rows, slot[cols]), b.data)
-        start += b.n_rows
-    lo = np.concatenate([b.lb for b in blocks]).astype(float)
-    hi = np.concatenate([b.ub for b in blocks]).astype(float)
+    others = np.ones(spec.n_cols, bool)
+    others[beta] = False
+    if A[:, others].nnz:
+        return None
+    A = A[:, beta].toarray()
+    lo, hi = lo.astype(float), hi.astype(float)
     keep = np.abs(A).sum(axis=1) > 0
     if ((lo[~keep] > _TOL) | (hi[~keep] < -_TOL)).any():
         return None  # a row without columns that no tree meets: the model is infeasible, the MIP says so
