@@ -17,6 +17,7 @@ import itertools
 
 import numpy as np
 import pytest
+from test_exact_bruteforce import brute_force as tree_brute_force
 
 from optitree import OptimalTreeClassifier, OptimalTreeRegressor
 
@@ -86,22 +87,16 @@ def test_octh_optimum_equals_brute_force_over_hyperplanes(depth, n, seed, n_clas
     assert clf.result_.proven_optimal  # tiny data: the proof is expected, and checked above
 
 
-def best_linear_leaves(X, y, rows, depth, min_leaf):
-    """Least squared error of a depth <= ``depth`` tree with least-squares linear leaves on ``rows``."""
-    A = np.column_stack([np.ones(rows.size), X[rows]])
-    r = y[rows] - A @ np.linalg.lstsq(A, y[rows], rcond=None)[0]
-    best = float(r @ r)
-    if depth == 0:
-        return best
-    for f in range(X.shape[1]):
-        v = np.unique(X[rows, f])
-        for t in (v[:-1] + v[1:]) / 2:
-            left = X[rows, f] <= t
-            if min(left.sum(), (~left).sum()) < min_leaf:
-                continue
-            best = min(best, best_linear_leaves(X, y, rows[left], depth - 1, min_leaf)
-                       + best_linear_leaves(X, y, rows[~left], depth - 1, min_leaf))
-    return best
+def best_linear_leaves(X, y, depth, min_leaf):
+    """Least squared error of a depth <= ``depth`` tree with least-squares linear leaves (every midpoint split)."""
+
+    def leaf(rows):
+        idx = sorted(rows)
+        A = np.column_stack([np.ones(len(idx)), X[idx]])
+        r = y[idx] - A @ np.linalg.lstsq(A, y[idx], rcond=None)[0]
+        return float(r @ r)
+
+    return tree_brute_force(X, np.zeros(len(y), int), None, depth, 0.0, min_leaf, None, leaf=leaf)
 
 
 def max_leaf_l1(X, y, rows, min_leaf):
@@ -124,7 +119,7 @@ def test_ortl_optimum_equals_exhaustive_splits_with_least_squares_leaves(seed):
     y = np.where(X[:, 0] < 0.5, 1 + 2 * X[:, 1], 3 - X[:, 1]) + 0.2 * rng.normal(size=14)
     min_leaf = 4
     budget = 1.5 * max_leaf_l1(X, y, np.arange(14), min_leaf)  # every least-squares leaf fits the budget
-    truth = best_linear_leaves(X, y, np.arange(14), 1, min_leaf)
+    truth = best_linear_leaves(X, y, 1, min_leaf)
     sst = float(((y - y.mean()) ** 2).sum())
     reg = OptimalTreeRegressor(max_depth=1, leaf_model="linear", min_samples_leaf=min_leaf, coef_budget=budget,
                                time_limit=None, node_limit=20000).fit(X, y)
@@ -143,7 +138,7 @@ def test_ortl_depth2_optimum_never_beats_exhaustive_enumeration():
     budget = 1.5 * max(max_leaf_l1(X, y, rows, min_leaf) for rows in [np.arange(16)] + [
         np.flatnonzero(m) for f in range(2) for t in np.unique(X[:, f])[:-1]
         for m in (X[:, f] <= t, X[:, f] > t) if min(m.sum(), (~m).sum()) >= min_leaf])
-    truth = best_linear_leaves(X, y, np.arange(16), 2, min_leaf)
+    truth = best_linear_leaves(X, y, 2, min_leaf)
     sst = float(((y - y.mean()) ** 2).sum())
     reg = OptimalTreeRegressor(max_depth=2, leaf_model="linear", min_samples_leaf=min_leaf, coef_budget=budget,
                                time_limit=None, node_limit=5000).fit(X, y)
