@@ -322,11 +322,8 @@ class FitPipeline:
             start_objective - engine_bound <= 1e-9 * max(1.0, abs(start_objective)))
         if info["proves_incumbent"] or by_engine:
             result = bounds_result(stage, start_objective, source, self.options, self.spec, notes, build_time,
-                                   solver=self.request.solver)
-            if not info["proves_incumbent"]:
-                stage.certificate = "engine bound"
-                result.acceleration = stage.to_dict()
-                notes[-1] = "certificate: the start meets the exact engine's bound; no MIP was solved"
+                                   solver=self.request.solver,
+                                   certificate="bounds" if info["proves_incumbent"] else "engine bound")
             raise _Done(self._outcome(start_tree, start_tree, result, notes))
         return root_lower
 

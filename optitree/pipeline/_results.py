@@ -84,9 +84,18 @@ def stopped_result(form, stage, spec, objective, source, options, build_time, no
     return result
 
 
-def bounds_result(stage, objective, source, options, spec, notes, build_time, *, solver) -> SolveResult:
-    """The result when the root bounds prove the start optimal: no MIP is solved."""
-    stage.certificate = "bounds"
+#: What proves the start before any MIP (:func:`bounds_result`), as ``result_.message`` says it.
+_BOUND_CERTIFICATES = {
+    "bounds": "no root split's exact bound beats the start (optitree.exact.split_bounds)",
+    "engine bound": "the start meets the exact engine's bound",
+}
+
+
+def bounds_result(stage, objective, source, options, spec, notes, build_time, *, solver,
+                  certificate="bounds") -> SolveResult:
+    """The result when the engine's bounds prove the start optimal (``certificate``: the root
+    bounds, or the engine's own bound): no MIP is solved."""
+    stage.certificate = certificate
     solve_time = sum(stage.times.values())
     trace = [{"time": solve_time, "incumbent": objective, "bound": objective, "gap": 0.0, "nodes": 0,
               "event": "final"}]
@@ -94,6 +103,5 @@ def bounds_result(stage, objective, source, options, spec, notes, build_time, *,
                               trace=trace, source=source, options=options, solver=solver, spec=spec,
                               build_time=build_time)
     result.start_objective, result.start_accepted = objective, True
-    notes.append("certificate: no root split's exact bound beats the start (optitree.exact.split_bounds); "
-                 "no MIP was solved")
+    notes.append(f"certificate: {_BOUND_CERTIFICATES[certificate]}; no MIP was solved")
     return result
