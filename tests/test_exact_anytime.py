@@ -3,7 +3,11 @@
 import numpy as np
 import pytest
 
-from optitree.exact import prepare, solve
+from optitree.exact import _anytime as anytime
+from optitree.exact import _api as api
+from optitree.exact import check_allowed, prepare, solve
+from optitree.exact._anytime import class_count_bound
+from optitree.exact._api import _subset_bound as subset_bound
 from test_exact_bruteforce import brute_force, random_instance
 
 LOSSES = ("misclassification", "squared", "absolute")
@@ -163,3 +167,100 @@ def test_work_limit_with_distinct_features_is_one_budget():
     assert res.status == "work_limit" and res.stopped_by == "work_limit"
     assert res.work <= 2_000 + 200
     assert res.bound <= full.objective <= res.objective
+
+
+def many_classes(seed, max_rows=12):
+    """Tiny set with 3-8 classes (more than a shallow tree has leaves), ties, weights, random options."""
+    rng = np.random.RandomState(seed)
+    n, p, k = rng.randint(6, max_rows + 1), rng.randint(1, 4), rng.randint(3, 9)
+    X = rng.randint(0, rng.randint(2, 8), size=(n, p)).astype(float)
+    y = rng.randint(0, k, n)
+    w = None if rng.rand() < 0.5 else rng.choice([0.5, 1.0, 2.0], size=n)
+    depth = int(rng.randint(1, 4))
+    opts = dict(max_depth=depth, alpha=float(rng.choice([0.0, 0.5])), min_samples_leaf=int(rng.choice([1, 1, 2])),
+                allowed_features=None if rng.rand() < 0.6 else rng.rand(2**depth - 1, p) < 0.7)
+    return X, y, w, opts
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_class_count_bound_never_exceeds_brute_force(block):
+    """At most 2**d classes are right in a depth-d tree: the bound is below every optimum, positive on some."""
+    positive = 0
+    for seed in range(25 * block, 25 * block + 25):
+        X, y, w, opts = many_classes(seed)
+        optimum = brute_force(X, y, w, **opts)
+        data = prepare(X, y, w)
+        allowed = check_allowed(opts["allowed_features"], opts["max_depth"], X.shape[1])
+        bound = class_count_bound(data, data.view, opts["max_depth"], allowed[0], opts["alpha"] / data.scale,
+                                  opts["min_samples_leaf"]) * data.scale
+        assert bound <= optimum + 1e-9, seed
+        positive += bound > 0
+    assert positive >= 5
+
+
+def test_subset_bound_never_exceeds_the_optimum(monkeypatch):
+    """Subsets from 2**depth rows (not 2**(depth + 3)) so that small sets have some: every subset
+    bound a stopped search computes, and the bound it reports, stay below the optimum pycontree
+    proves without a minimum leaf size (itself below the optimum with one)."""
+    pycontree = pytest.importorskip("pycontree")
+    monkeypatch.setattr(anytime, "SUBSET_FIRST_EXTRA", 0)
+    subset_bounds = []
+
+    def recorded(*args):
+        subset_bounds.append(subset_bound(*args))
+        return subset_bounds[-1]
+
+    monkeypatch.setattr(api, "_subset_bound", recorded)
+    positive = 0
+    for seed in range(12):
+        rng = np.random.RandomState(seed)
+        n = rng.randint(60, 121)
+        X, y = rng.randint(0, 12, size=(n, rng.randint(2, 4))).astype(float), rng.randint(0, rng.randint(2, 4), n)
+        optimum = (pycontree.ConTree(max_depth=3).fit(X, y).predict(X) != y).sum()
+        for min_leaf in (1, 3):
+            for work_limit in (300, 1_000, 3_000):
+                del subset_bounds[:]
+                res = solve(X, y, max_depth=3, min_samples_leaf=min_leaf, work_limit=work_limit)
+                assert res.bound <= optimum + 1e-9, (seed, min_leaf, work_limit)
+                assert all(b <= optimum + 1e-9 for b in subset_bounds), (seed, min_leaf, work_limit)
+                positive += any(b > 0 for b in subset_bounds)
+    assert positive >= 10
+
+
+def test_subset_bound_makes_a_deep_stop_positive():
+    """Depth 4 on 3 000 noisy rows stopped long before any root child is solved: the class-count
+    bound is 0 (two classes), the search's own bound 0; the subset bound, proven on a few hundred
+    rows, is positive and below the optimum pycontree proves at depth 3 (deeper optima are lower)."""
+    pycontree = pytest.importorskip("pycontree")
+    X, y = noisy_labels(n=3000, p=3, seed=4)
+    res = solve(X, y, max_depth=4, work_limit=3_000_000)
+    assert res.status == "work_limit"
+    assert 0 < res.bound <= res.objective
+    Xr = np.column_stack([np.unique(X[:, j], return_inverse=True)[1] for j in range(X.shape[1])]).astype(float)
+    depth3 = pycontree.ConTree(max_depth=3).fit(Xr, y)
+    assert res.bound <= (depth3.predict(Xr) != y).sum()
+
+
+def test_class_count_bound_makes_a_many_class_stop_positive():
+    """Ten classes at depth 3: stopped at once, the bound still counts the six lightest classes of each
+    child (depth-2 sub-trees have four leaves), and stays below the optimum pycontree proves."""
+    pycontree = pytest.importorskip("pycontree")
+    rng = np.random.RandomState(5)
+    X, y = rng.randint(0, 20, size=(600, 4)).astype(float), rng.randint(0, 10, 600)
+    res = solve(X, y, max_depth=3, node_limit=3)
+    assert res.status == "node_limit"
+    optimum = (pycontree.ConTree(max_depth=3).fit(X, y).predict(X) != y).sum()
+    assert 0 < res.bound <= optimum
+
+
+def test_no_subset_bound_under_per_node_features(monkeypatch):
+    """A lifted node changes place, so with per-node features no subset bound is taken (or kept in reserve)."""
+    def refuse(*args):
+        raise AssertionError("subset bound under per-node features")
+
+    monkeypatch.setattr(api, "_subset_bound", refuse)
+    X, y = noisy_labels(n=400, p=3, seed=3)
+    allowed = np.ones((7, 3), bool)
+    allowed[1, 0] = False
+    res = solve(X, y, max_depth=3, allowed_features=allowed, work_limit=20_000)
+    assert res.status == "work_limit" and res.bound <= res.objective

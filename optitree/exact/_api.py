@@ -12,6 +12,8 @@ import numpy as np
 from greedy import Tree
 
 from ._data import ExactData, prepare
+from ._anytime import BOUND_RESERVE, class_count_bound, subset_rows
+from ._scan import Subtree
 from ._search import EPS, Search, check_allowed, parallel_branch
 from ._tree import Trace, to_tree
 from ._subsets import feature_subsets, solve_over_subsets
@@ -146,7 +148,10 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
 
     A stopped search (a limit or the callback) returns its best tree and the least bound over
     its open sub-problems: per root candidate ``alpha`` plus its children's proven bounds
-    (bounds from solved neighbours for candidates not reached), never above the objective.
+    (bounds from solved neighbours for candidates not reached), never above the objective,
+    raised to the class-count and subset bounds of :mod:`optitree.exact._anytime` when larger.
+    For the subset bound, a search under ``time_limit`` or ``work_limit`` keeps
+    :data:`~optitree.exact._anytime.BOUND_RESERVE` of each for it (the tree is found in the rest).
     callback : callable, optional
         ``callback(point) -> bool``, called about every 0.2 s between two kernel calls with
         ``{"time", "incumbent", "bound", "nodes", "event": "progress"}`` (the root's best
@@ -172,36 +177,22 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
             return replace(result, time=time.perf_counter() - start)
     scale = data.scale  # the search works in units of `scale` (exact powers of two)
     ub = np.inf if upper_bound is None else float(upper_bound) / scale
-    deadline = np.inf if time_limit is None else start + float(time_limit)
     trace = Trace(start, scale)
-    poll = None
+    view = data.view if samples is None else data.subset_view(samples)
+    anytime = time_limit is not None or node_limit is not None or work_limit is not None or callback is not None
+    # a search that a time or work limit may stop keeps a share of them for the subset bound (_anytime)
+    reserve = BOUND_RESERVE if (time_limit is not None or work_limit is not None) and \
+        (allowed == allowed[0]).all() else 0.0
+    deadline = np.inf if time_limit is None else start + (1.0 - reserve) * float(time_limit)
+    main_work = None if work_limit is None else max(1, int((1.0 - reserve) * work_limit))
+    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, None, main_work, anytime)
     if callback is not None:
         def poll():
             _, incumbent, bound = trace.points[-1]
             return callback({"time": time.perf_counter() - start, "incumbent": incumbent, "bound": bound,
                              "nodes": search.nodes_used, "event": "progress"})
-    # a search that may stop early first takes one step on every feature of every branch: its bound then covers all
-    anytime = time_limit is not None or node_limit is not None or work_limit is not None or callback is not None
-    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, poll, work_limit, anytime)
-    view = data.view if samples is None else data.subset_view(samples)
-    best = search.leaf_cost(view)
-    nodes = None
-    trace.add(best, 0.0)
-    if max_depth <= 2:
-        sub = search.solve(view, int(max_depth), 1, ub)
-    else:
-        # a depth-2 optimum is a valid start for depth D: a strong first incumbent
-        start_sub = search.solve(view, 2, 1, ub)
-        if start_sub.cost < best - EPS:
-            best, nodes = start_sub.cost, start_sub.nodes
-            trace.add(best, 0.0)
-        first_pass = anytime or max_depth == 3  # at depth 3 it gives an early incumbent (Search.branch)
-        if threads > 1:
-            sub = parallel_branch(search, view, int(max_depth), ub, best, nodes, threads,
-                                  on_improve=lambda c: trace.add(c, 0.0), first_pass=first_pass)
-        else:
-            sub = search.branch(view, int(max_depth), 1, ub, best, nodes, on_improve=lambda c: trace.add(c, 0.0),
-                                first_pass=first_pass)
+        search.poll = poll
+    sub = _root_search(search, view, int(max_depth), ub, threads, trace)
     cost, bound = sub.cost, sub.lower_bound
     nodes = sub.nodes
     stopped_by = None
@@ -209,8 +200,13 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         status = "optimal" if cost < ub - EPS or not np.isfinite(ub) else "cutoff"
     else:
         status, stopped_by = search.stop_status(), search.stopped_by or "time_limit"
-    if status == "optimal":
-        bound = cost
+        bound = max(bound, class_count_bound(data, view, int(max_depth), allowed[0], search.alpha, search.min_leaf))
+        if reserve and status != "interrupted":
+            bound = max(bound, _subset_bound(search, view, int(max_depth), nodes, start, time_limit, work_limit,
+                                             threads))
+        bound = min(bound, cost)
+        if cost - bound <= EPS:
+            status, stopped_by = "optimal", None
     rows = np.sort(view[0])
     tree = to_tree(data, nodes, rows)
     objective, bound = float(cost * scale), float(bound * scale)
@@ -221,3 +217,51 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
     gap = 0.0 if objective - bound <= EPS * scale else (objective - bound) / max(objective, 1e-300)
     return ExactResult(tree, objective, bound, float(gap), status, time.perf_counter() - start, trace.points,
                        data.classes, search.nodes_used, stopped_by, search.work_used)
+
+
+def _root_search(search: Search, view, depth: int, upper_bound: float, threads: int, trace: Trace) -> Subtree:
+    """The search of the whole problem from its root: a depth-2 start, then branch-and-bound (``threads`` at the root)."""
+    best = search.leaf_cost(view)
+    trace.add(best, 0.0)
+    if depth <= 2:
+        return search.solve(view, depth, 1, upper_bound)
+    # a depth-2 optimum is a valid start for depth D: a strong first incumbent
+    start_sub = search.solve(view, 2, 1, upper_bound)
+    nodes = None
+    if start_sub.cost < best - EPS:
+        best, nodes = start_sub.cost, start_sub.nodes
+        trace.add(best, 0.0)
+    first_pass = search.anytime or depth == 3  # at depth 3 it gives an early incumbent (Search.branch)
+    if threads > 1:
+        return parallel_branch(search, view, depth, upper_bound, best, nodes, threads,
+                               on_improve=lambda c: trace.add(c, 0.0), first_pass=first_pass)
+    return search.branch(view, depth, 1, upper_bound, best, nodes, on_improve=lambda c: trace.add(c, 0.0),
+                         first_pass=first_pass)
+
+
+def _subset_bound(search: Search, view, depth: int, nodes, start: float, time_limit, work_limit, threads) -> float:
+    """The subset bound (:mod:`optitree.exact._anytime`) in the reserve ``search`` left of the time and work limits.
+
+    Subsets of doubling size are solved, without a minimum leaf size, until the limits run
+    out; each one's bound (proven optimum, or its own bound when stopped) bounds the whole
+    problem, and the largest is returned.
+    """
+    data = search.data
+    rows = np.sort(view[0])
+    tree = to_tree(data, nodes, rows)
+    deadline = np.inf if time_limit is None else start + float(time_limit)
+    work_left = None if work_limit is None else int(work_limit) - search.work_used
+    best = 0.0
+    for subset in subset_rows(data, tree, rows, depth):
+        if time.perf_counter() >= deadline or (work_left is not None and work_left <= 0):
+            break
+        sub_search = Search(data, search.allowed, search.alpha, 1, deadline, None, search.poll, work_left, True)
+        sub = _root_search(sub_search, data.subset_view(subset), depth, np.inf, threads, Trace(start, 1.0))
+        bound = sub.cost if not sub_search.exhausted else sub.lower_bound
+        best = max(best, bound)
+        search.work_used += sub_search.work_used
+        if work_left is not None:
+            work_left -= sub_search.work_used
+        if sub_search.exhausted:
+            break
+    return best
