@@ -10,10 +10,21 @@ not change any optimum. Numba compilation is excluded: the engine is called once
 set before timing (its kernels are also cached on disk after the first run). Each time is the
 minimum over ``--repeats`` runs.
 
+``--threads 1 2`` times the engine at each thread count (speed-up column: one thread's time
+over the last count's). ``--sets`` picks sets, including the continuous stand-ins and the
+generated large sets of :data:`EXTRA_SETS` (not in the default list); on a set where a solver
+stops at ``--time-limit`` the row shows both trees' errors and the engine's bound and gap.
+``--anytime`` runs the stopped-search protocol instead (:func:`anytime_check`).
+
 Usage::
 
     python -m experiments.bench_exact              # all sets, depths 2 and 3
     python -m experiments.bench_exact --quick      # iris, wine, monks1, xor; depth 2 and 3
+    python -m experiments.bench_exact --depths 4 --sets breast_cancer wilt_like raisin_like banknote_like \
+        --threads 1 2                             # continuous depth 4, one and two threads
+    python -m experiments.bench_exact --depths 4 --sets generated_20000 generated_19020_imbalanced \
+        --time-limit 300                          # large sets, both solvers stopped at 300 s
+    python -m experiments.bench_exact --anytime    # digits depth 4: bound and gap at 120 s, work_limit twice
 """
 
 from __future__ import annotations
@@ -50,9 +61,36 @@ SETS = {
 QUICK = ("iris", "wine", "monks1", "xor")
 
 
+def generated(n, imbalanced=False):
+    """A seeded ``make_classification`` set of ``n`` rows and 10 features (6 informative, 5 % flipped labels)."""
+    from sklearn.datasets import make_classification
+
+    return make_classification(n_samples=n, n_features=10, n_informative=6, flip_y=0.05,
+                               weights=[0.65] if imbalanced else None, random_state=0)
+
+
+def stand_in(name):
+    from .bench_engine_scale import make  # the seeded continuous stand-ins for wilt, raisin, banknote
+
+    return make(name)
+
+
+# name -> () -> (X, y): sets beyond the default list (continuous stand-ins, generated large sets)
+EXTRA_SETS = {
+    "wilt_like": lambda: stand_in("wilt_like"),
+    "raisin_like": lambda: stand_in("raisin_like"),
+    "banknote_like": lambda: stand_in("banknote_like"),
+    **{f"generated_{n}": (lambda n=n: generated(n)) for n in (5_000, 10_000, 20_000)},
+    "generated_19020_imbalanced": lambda: generated(19_020, imbalanced=True),
+}
+
+
 def load(name):
-    loader, params = SETS[name]
-    X, y, _ = datasets.load(loader, **params)
+    if name in EXTRA_SETS:
+        X, y = EXTRA_SETS[name]()
+    else:
+        loader, params = SETS[name]
+        X, y, _ = datasets.load(loader, **params)
     return rank_transform(X), np.unique(y, return_inverse=True)[1]
 
 
@@ -93,38 +131,91 @@ def peak_rss_breast_cancer_depth3():
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def same_tree(a, b) -> bool:
+    da, db = a.to_dict(), b.to_dict()
+    return da.keys() == db.keys() and all(
+        np.array_equal(np.asarray(da[k]), np.asarray(db[k]), equal_nan=np.asarray(da[k]).dtype.kind == "f")
+        for k in da)
+
+
+def anytime_check(name="digits", depth=4, time_limit=120.0, work_limit=200_000_000):
+    """A stopped search: its bound, gap and overrun of ``time_limit``; then two runs with one ``work_limit``.
+
+    Prints the engine's tree errors, bound, gap and time against the limit (the promise: the fit
+    ends within the limit + 5 %), ConTree's errors at the same limit, and whether two runs
+    with the same ``work_limit`` (no time limit) return the same tree, objective and bound.
+    """
+    X, y = load(name)
+    res = solve(X, y, max_depth=depth, time_limit=time_limit)
+    over = res.time / time_limit - 1
+    print(f"{name} depth {depth}, time_limit {time_limit:g} s: status {res.status}, objective {res.objective:g}, "
+          f"bound {res.bound:g}, gap {res.gap:.3f}, time {res.time:.1f} s ({over:+.1%} of the limit)", flush=True)
+    t0 = time.perf_counter()
+    errors = run_contree(X, y, depth, time_limit)
+    print(f"ConTree at the same limit: {errors} errors in {time.perf_counter() - t0:.1f} s", flush=True)
+    a, b = (solve(X, y, max_depth=depth, work_limit=work_limit) for _ in range(2))
+    same = same_tree(a.tree, b.tree) and (a.objective, a.bound) == (b.objective, b.bound)
+    print(f"work_limit {work_limit}: objective {a.objective:g} / {b.objective:g}, bound {a.bound:g} / {b.bound:g}, "
+          f"times {a.time:.1f} / {b.time:.1f} s, stopped_by {a.stopped_by}; same tree: {same}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sets", nargs="+", choices=tuple(SETS) + tuple(EXTRA_SETS), help="sets to run")
     parser.add_argument("--depths", type=int, nargs="+", default=[2, 3])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1], help="engine thread counts")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--time-limit", type=float, default=600.0)
     parser.add_argument("--no-memory", action="store_true")
+    parser.add_argument("--anytime", action="store_true", help="the stopped-search protocol (anytime_check)")
     args = parser.parse_args(argv)
-    names = QUICK if args.quick else tuple(SETS)
     warm_up()
-    rows, ratios = [], {d: [] for d in args.depths}
+    if args.anytime:
+        return anytime_check(time_limit=min(args.time_limit, 120.0))
+    names = args.sets or (QUICK if args.quick else tuple(SETS))
+    rows, ratios, speedups = [], {d: [] for d in args.depths}, []
     for name in names:
         X, y = load(name)
         for depth in args.depths:
             repeats = args.repeats if depth == 2 else 1
             t_ct, errors = best_time(lambda: run_contree(X, y, depth, args.time_limit), repeats)
-            t_ex, res = best_time(lambda: solve(X, y, max_depth=depth, time_limit=args.time_limit), repeats)
+            times = {}
+            for threads in args.threads:
+                times[threads], res = best_time(
+                    lambda: solve(X, y, max_depth=depth, time_limit=args.time_limit, threads=threads), repeats)
+            t_ex = times[args.threads[0]]
             ratio = t_ex / max(t_ct, 1e-9)
             ratios[depth].append(ratio)
-            same = "yes" if res.status == "optimal" and res.objective == errors else "NO"
-            rows.append([name, f"{X.shape[0]}×{X.shape[1]}", len(np.unique(y)), depth, errors, f"{t_ct:.3f}",
-                         f"{res.objective:g}", res.status, f"{t_ex:.3f}", f"{ratio:.2f}", same])
+            proven = res.status == "optimal"
+            same = ("yes" if res.objective == errors else "NO") if proven else \
+                ("not worse" if res.objective <= errors else "WORSE")
+            row = [name, f"{X.shape[0]}×{X.shape[1]}", len(np.unique(y)), depth, errors, f"{t_ct:.3f}",
+                   f"{res.objective:g}", res.status, f"{res.bound:g}", f"{res.gap:.3f}", f"{t_ex:.3f}",
+                   f"{ratio:.2f}", same]
+            if len(args.threads) > 1:
+                last = args.threads[-1]
+                row += [f"{times[last]:.3f}", f"{t_ex / times[last]:.2f}"]
+                if t_ex > 1.0:
+                    speedups.append(t_ex / times[last])
+            rows.append(row)
             print(f"{name} depth {depth}: ConTree {errors} in {t_ct:.3f} s, engine {res.objective:g} "
-                  f"({res.status}) in {t_ex:.3f} s", file=sys.stderr, flush=True)
+                  f"({res.status}, bound {res.bound:g}) in {t_ex:.3f} s", file=sys.stderr, flush=True)
     print("Engine times exclude numba compilation (one warm-up call before timing); features rank-transformed "
-          f"for both solvers; min over {args.repeats} runs at depth 2, one run at depth 3.\n")
-    print(markdown_table(["dataset", "n×p", "K", "depth", "ConTree errors", "ConTree s", "engine objective",
-                          "engine status", "engine s", "ratio", "equal"], rows))
+          f"for both solvers; min over {args.repeats} runs at depth 2, one run deeper. "
+          f"Engine threads: {args.threads[0]} (ratio column).\n")
+    head = ["dataset", "n×p", "K", "depth", "ConTree errors", "ConTree s", "engine objective", "engine status",
+            "bound", "gap", "engine s", "ratio", "equal"]
+    if len(args.threads) > 1:
+        head += [f"engine s, {args.threads[-1]} threads", "speed-up"]
+    print(markdown_table(head, rows))
     print()
     for depth, r in ratios.items():
         print(f"median time ratio engine / ConTree at depth {depth}: {np.median(r):.2f} (over {len(r)} sets)")
-    if not args.no_memory and not args.quick:
+    if speedups:
+        print(f"median speed-up at {args.threads[-1]} threads over the runs above 1 s: {np.median(speedups):.2f} "
+              f"(over {len(speedups)})")
+    if not args.no_memory and not args.quick and not args.sets:
         before, after = peak_rss_breast_cancer_depth3()
         print(f"peak RSS, breast_cancer depth 3 (fresh process): {after:.0f} MiB "
               f"(after imports and warm-up: {before:.0f} MiB, growth {after - before:.0f} MiB)")
