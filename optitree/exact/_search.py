@@ -296,7 +296,7 @@ class Search:
         118 782 -> 115 335; on categorical sets (tic-tac-toe, car, monks2 at depths 4 and 5) it
         did 6-28 % more, hence the threshold.
         """
-        features = np.flatnonzero(self.allowed[node - 1]) if features is None else features
+        features = self.feature_order(view, node) if features is None else features
         started = []  # (scan, its run) per feature, in order
 
         def cutoff():
@@ -345,6 +345,18 @@ class Search:
             return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
         open_bound = min([scan.unresolved for scan, _ in started], default=np.inf)
         return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
+
+    def feature_order(self, view, node: int) -> np.ndarray:
+        """The features allowed at ``node``, the best single split's cost first (:func:`_kernels.stump_order`).
+
+        Searched in this order (and dealt to threads in it), a perfect or near-perfect tree is
+        found sooner. Measured (work units): breast_cancer depth 4 1 426 956 -> 925 845 (with a
+        time limit, i.e. the anytime first pass: 921 420 -> 727 525), wine depth 4 906 -> 712;
+        within 0.96-1.02 on monks1-3, tic-tac-toe, balance-scale, car, parity at depth 4,
+        breast_cancer depth 3, raisin-like 250 rows depth 4; iris depth 4 600 -> 2 803 (0.01 s).
+        """
+        d = self.data
+        return K.stump_order(view, d.rank, *d.kernel_args(), self.allowed[node - 1])
 
     def first_pass_work(self, depth: int, node: int) -> int:
         """Units the first pass of a depth-``depth`` search at ``node`` needs (and one more per feature, for relaxed scans)."""
@@ -417,7 +429,7 @@ def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, 
     of their bounds (each valid for its features below the common cutoff). ``search`` gets the
     work of all of them, and their stop (``exhausted``, ``interrupted``).
     """
-    features = np.flatnonzero(search.allowed[0])
+    features = search.feature_order(view, 1)
     threads = max(1, min(int(threads), features.size))
     shared = SharedIncumbent(min(best, upper_bound))
     searches = [search] + [search.sibling() for _ in range(threads - 1)]
