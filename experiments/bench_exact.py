@@ -142,8 +142,9 @@ def anytime_check(name="digits", depth=4, time_limit=120.0, work_limit=200_000_0
     """A stopped search: its bound, gap and overrun of ``time_limit``; then two runs with one ``work_limit``.
 
     Prints the engine's tree errors, bound, gap and time against the limit (the promise: the fit
-    ends within the limit + 5 %), ConTree's errors at the same limit, and whether two runs
-    with the same ``work_limit`` (no time limit) return the same tree, objective and bound.
+    ends within the limit + 5 %), ConTree's errors at the same limit, the same for the default
+    ``OptimalTreeClassifier``, and whether two runs with the same ``work_limit`` (no time limit)
+    return the same tree, objective and bound.
     """
     X, y = load(name)
     res = solve(X, y, max_depth=depth, time_limit=time_limit)
@@ -153,6 +154,14 @@ def anytime_check(name="digits", depth=4, time_limit=120.0, work_limit=200_000_0
     t0 = time.perf_counter()
     errors = run_contree(X, y, depth, time_limit)
     print(f"ConTree at the same limit: {errors} errors in {time.perf_counter() - t0:.1f} s", flush=True)
+    from optitree import OptimalTreeClassifier
+
+    t0 = time.perf_counter()
+    clf = OptimalTreeClassifier(max_depth=depth, time_limit=time_limit).fit(X, y)
+    fit = time.perf_counter() - t0
+    print(f"OptimalTreeClassifier: fit {fit:.1f} s ({fit / time_limit - 1:+.1%} of the limit), errors "
+          f"{(clf.predict(X) != y).sum()}, bound {clf.result_.bound:g}, gap {clf.result_.gap:.3f}, "
+          f"proven {clf.result_.proven_optimal}", flush=True)
     a, b = (solve(X, y, max_depth=depth, work_limit=work_limit) for _ in range(2))
     same = same_tree(a.tree, b.tree) and (a.objective, a.bound) == (b.objective, b.bound)
     print(f"work_limit {work_limit}: objective {a.objective:g} / {b.objective:g}, bound {a.bound:g} / {b.bound:g}, "
