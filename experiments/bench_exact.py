@@ -138,7 +138,7 @@ def same_tree(a, b) -> bool:
         for k in da)
 
 
-def anytime_check(name="digits", depth=4, time_limit=120.0, work_limit=200_000_000):
+def anytime_check(name="digits", depth=4, time_limit=120.0, work_limit=1_000_000):
     """A stopped search: its bound, gap and overrun of ``time_limit``; then two runs with one ``work_limit``.
 
     Prints the engine's tree errors, bound, gap and time against the limit (the promise: the fit
