@@ -370,10 +370,16 @@ class Search:
         return _Capped(self, cap)
 
     def sibling(self) -> "Search":
-        """A search of the same problem and budget with its own cache, stopped when this one is interrupted."""
-        return Search(self.data, self.allowed, self.alpha, self.min_leaf, self.deadline,
-                      None if not np.isfinite(self.node_limit) else self.node_limit, lambda: self.interrupted,
-                      None if not np.isfinite(self.work_limit) else self.work_limit, self.anytime)
+        """A search of the same problem and budget sharing this one's cache, stopped when this one is interrupted.
+
+        The cache is shared: a sub-problem solved by one thread is not solved again by another
+        (a dict's get and set are atomic; two threads storing one key store two valid results).
+        """
+        sibling = Search(self.data, self.allowed, self.alpha, self.min_leaf, self.deadline,
+                         None if not np.isfinite(self.node_limit) else self.node_limit, lambda: self.interrupted,
+                         None if not np.isfinite(self.work_limit) else self.work_limit, self.anytime)
+        sibling.cache = self.cache
+        return sibling
 
 
 class _Capped:
@@ -421,13 +427,13 @@ class SharedIncumbent:
 
 def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, threads: int,
                     on_improve=None, first_pass=False) -> Subtree:
-    """:meth:`Search.branch` at the root with its features dealt round-robin to ``threads`` threads.
+    """:meth:`Search.branch` at the root with its features (best stump first) dealt round-robin to ``threads`` threads.
 
-    The kernels release the GIL, so the threads' sub-searches run on separate cores; each has
-    its own cache and prunes against the least cost any of them has found
-    (:class:`SharedIncumbent`). The optimum is the least of their incumbents, the bound the least
-    of their bounds (each valid for its features below the common cutoff). ``search`` gets the
-    work of all of them, and their stop (``exhausted``, ``interrupted``).
+    The kernels release the GIL, so the threads' sub-searches run on separate cores; they
+    share the cache (:meth:`Search.sibling`) and prune against the least cost any of them has
+    found (:class:`SharedIncumbent`). The optimum is the least of their incumbents, the bound
+    the least of their bounds (each valid for its features below the common cutoff). ``search``
+    gets the work of all of them, and their stop (``exhausted``, ``interrupted``).
     """
     features = search.feature_order(view, 1)
     threads = max(1, min(int(threads), features.size))
