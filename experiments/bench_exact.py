@@ -82,6 +82,8 @@ EXTRA_SETS = {
     "wilt_like": lambda: stand_in("wilt_like"),
     "raisin_like": lambda: stand_in("raisin_like"),
     "banknote_like": lambda: stand_in("banknote_like"),
+    "raisin_like_250": lambda: stand_in("raisin_like:250"),
+    "wilt_like_1500": lambda: stand_in("wilt_like:1500"),
     **{f"generated_{n}": (lambda n=n: generated(n)) for n in (5_000, 10_000, 20_000)},
     "generated_19020_imbalanced": lambda: generated(19_020, imbalanced=True),
 }
