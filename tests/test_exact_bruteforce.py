@@ -7,6 +7,7 @@ import pytest
 
 from greedy import midpoint_threshold
 from optitree.exact import prepare, solve, split_bounds
+from optitree.exact._binary import binary_pairs_pay
 
 
 def random_instance(seed, max_rows=16, depth=None, min_leaf=None):
@@ -369,3 +370,40 @@ def test_anytime_first_pass_keeps_the_optimum_and_its_stopped_bounds_valid():
             assert stopped.bound <= expected + 1e-9 <= stopped.objective + 1e-9, seed
             positive += stopped.bound > 0
     assert positive > 0
+
+
+@pytest.mark.parametrize("block", range(3))
+def test_binary_features_equal_brute_force(block):
+    """All-binary data takes the pair-count kernel (optitree.exact._binary); its optima are the brute force's,
+    with weights, 2-4 classes, alpha, a minimum leaf size and per-level or per-node features."""
+    for seed in range(40 * block, 40 * block + 40):
+        rng = np.random.RandomState(seed)
+        n, p = rng.randint(4, 15), rng.randint(1, 6)
+        X = (rng.rand(n, p) < rng.uniform(0.2, 0.8)).astype(float) * rng.choice([1.0, -3.0])
+        y = rng.randint(0, rng.randint(2, 5), n)
+        w = None if rng.rand() < 0.4 else rng.choice([0.5, 1.0, 2.0, 3.0], size=n)
+        depth = int(rng.randint(1, 4))
+        allowed = None
+        if p > 1 and rng.rand() < 0.4:
+            allowed = rng.rand(rng.choice([depth, 2**depth - 1]), p) < 0.7
+        opts = dict(max_depth=depth, alpha=float(rng.choice([0.0, 0.0, 0.5, 1.5])),
+                    min_samples_leaf=int(rng.choice([1, 1, 2, 3])), allowed_features=allowed)
+        assert binary_pairs_pay(prepare(X, y, w))
+        optimum = brute_force(X, y, w, **opts)
+        res = solve(X, y, w, **opts)
+        assert res.objective == pytest.approx(optimum, abs=1e-9), seed
+        assert res.status == "optimal"
+        check_tree(res.tree, X, y, w, opts)
+
+
+def test_binary_kernel_equals_pycontree_on_one_hot_data():
+    """tic-tac-toe one-hot (27 binary columns) at depth 3: the pair-count kernel's optimum is pycontree's."""
+    pycontree = pytest.importorskip("pycontree")
+    from optitree import datasets
+
+    X, y, _ = datasets.load("tic_tac_toe")
+    X = np.column_stack([(X[:, j] == v).astype(float) for j in range(X.shape[1]) for v in np.unique(X[:, j])])
+    y = np.unique(y, return_inverse=True)[1]
+    assert binary_pairs_pay(prepare(X, y))
+    errors = (pycontree.ConTree(max_depth=3).fit(X, y).predict(X) != y).sum()
+    assert solve(X, y, max_depth=3).objective == errors

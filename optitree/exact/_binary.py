@@ -1,0 +1,118 @@
+"""The depth-2 kernel for misclassification on binary features, from pair counts (MurTree's frequency counting).
+
+On a data set whose every feature has at most two values (rank 0 or 1), a depth-2 tree is
+fixed by its root feature ``i`` and its children's features ``j``, and the class weights of
+its four leaves follow from the weights of the rows with ``x_i = 1``, with ``x_j = 1`` and with
+both (``one[i]``, ``one[j]``, ``pair[i, j]``): for the root's left child (``x_i = 0``)
+
+    (x_j = 0): total - one[i] - one[j] + pair[i, j]        (x_j = 1): one[j] - pair[i, j]
+
+and for its right child ``one[i] - pair[i, j]`` and ``pair[i, j]``; row counts likewise (the
+minimum leaf size). One pass over the rows fills the counts, at a cost of ``s**2`` per row for
+``s`` ones in it, instead of a sweep of every feature per root candidate; then every tree is
+evaluated in ``O(K)``.
+"""
+
+import numpy as np
+from numba import njit
+
+from ._loss import EPS
+
+#: Largest number of features for which :func:`depth2_binary` is used (its pair table is ``p * p * K``).
+BINARY_MAX_FEATURES = 256
+
+
+@njit(cache=True, nogil=True)
+def _leaf(total, a, sa, b, sb, c, sc, width):
+    """Misclassified weight of a leaf whose class weights are ``total*1 + sa*a + sb*b + sc*c`` (signs 0/±1)."""
+    weight = 0.0
+    top = 0.0
+    for k in range(width):
+        v = total[k] + sa * a[k] + sb * b[k] + sc * c[k]
+        weight += v
+        if v > top:
+            top = v
+    return weight - top
+
+
+@njit(cache=True, nogil=True)
+def depth2_binary(srt, rank, y, w, stats, loss, width, allowed_root, allowed_child, alpha, min_leaf, upper_bound):
+    """Optimal tree of depth <= 2 on binary features: the signature and returns of :func:`_kernels.depth2`.
+
+    Exact, but for an early stop once ``upper_bound`` or the incumbent is at most ``alpha`` (no
+    split can beat it; the bound is then ``min(cost, alpha)``). ``stats``, ``loss`` are unused
+    (misclassification).
+    """
+    p, m = srt.shape
+    rows = srt[0]
+    zero = np.zeros(width)
+    total = np.zeros(width)
+    one = np.zeros((p, width))
+    n_one = np.zeros(p, np.int64)
+    pair = np.zeros((p, p, width))
+    n_pair = np.zeros((p, p), np.int64)
+    ones = np.empty(p, np.int64)
+    for t in range(m):
+        i = rows[t]
+        c = y[i]
+        wi = w[i]
+        total[c] += wi
+        s = 0
+        for f in range(p):
+            if rank[f, i] > 0:
+                ones[s] = f
+                s += 1
+        for a in range(s):
+            fa = ones[a]
+            one[fa, c] += wi
+            n_one[fa] += 1
+            for b in range(a + 1, s):
+                pair[fa, ones[b], c] += wi
+                n_pair[fa, ones[b]] += 1
+    nodes = np.full(6, -1, np.int64)
+    best = _leaf(total, zero, 0.0, zero, 0.0, zero, 0.0, width)
+    bound_of_rest = np.inf  # a stop before every root feature was tried: the others cost >= alpha
+    for i in range(p):
+        if min(best, upper_bound) <= alpha + EPS:
+            bound_of_rest = alpha
+            break
+        n_right = n_one[i]
+        n_left = m - n_right
+        if not allowed_root[i] or n_left < max(min_leaf, 1) or n_right < max(min_leaf, 1):
+            continue
+        left_cost = _leaf(total, one[i], -1.0, zero, 0.0, zero, 0.0, width)
+        right_cost = _leaf(zero, one[i], 1.0, zero, 0.0, zero, 0.0, width)
+        left_feature = -1
+        right_feature = -1
+        for j in range(p):
+            if j == i:
+                continue
+            q = pair[i, j] if i < j else pair[j, i]
+            n_q = n_pair[i, j] if i < j else n_pair[j, i]
+            if allowed_child[0, j]:
+                n_lr = n_one[j] - n_q
+                if n_lr >= max(min_leaf, 1) and n_left - n_lr >= max(min_leaf, 1):
+                    cost = alpha + _leaf(total, one[i], -1.0, one[j], -1.0, q, 1.0, width) + \
+                        _leaf(zero, one[j], 1.0, q, -1.0, zero, 0.0, width)
+                    if cost < left_cost - EPS:
+                        left_cost, left_feature = cost, j
+            if allowed_child[1, j]:
+                if n_q >= max(min_leaf, 1) and n_right - n_q >= max(min_leaf, 1):
+                    cost = alpha + _leaf(zero, one[i], 1.0, q, -1.0, zero, 0.0, width) + \
+                        _leaf(zero, q, 1.0, zero, 0.0, zero, 0.0, width)
+                    if cost < right_cost - EPS:
+                        right_cost, right_feature = cost, j
+        cost = alpha + left_cost + right_cost
+        if cost < best - EPS:
+            best = cost
+            nodes[0], nodes[1] = i, 0
+            nodes[2], nodes[3] = left_feature, 0 if left_feature >= 0 else -1
+            nodes[4], nodes[5] = right_feature, 0 if right_feature >= 0 else -1
+    return best, min(best, bound_of_rest), nodes
+
+
+def binary_pairs_pay(data) -> bool:
+    """Whether :func:`depth2_binary` serves ``data``: misclassification, every feature binary, at most
+    :data:`BINARY_MAX_FEATURES` features."""
+    return (not data.is_regression and data.n_features <= BINARY_MAX_FEATURES
+            and max(len(t) for t in data.thresholds) <= 1)
