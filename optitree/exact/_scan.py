@@ -156,7 +156,8 @@ class FeatureScan:
         Records the children's bounds at the middle (valid, possibly weak) and queues the
         middle again, first, for a full solve, between its two sides: they already get
         neighbour bounds from it, so a search stopped after every feature's probe has a bound
-        over all its candidates. Returns ``[(bound, cost, split)]`` for the tree it found, or ``[]``.
+        over all its candidates. Then the same for the best single split (:meth:`_probe_stump`).
+        Returns ``[(bound, cost, split)]`` for the trees it found, or ``[]``.
         """
         s = self.search
         if not self.queue or s.exhausted:
@@ -189,7 +190,41 @@ class FeatureScan:
         self.queue.append((-np.inf, -self._pushed, mid, mid, a, b))  # first, before any other
         self._pushed += 1
         bound = s.alpha + self.solved_left[mid] + self.solved_right[mid]
-        return [(bound, cost, (self.feature, r, sides[0].nodes, sides[1].nodes))]
+        found = [(bound, cost, (self.feature, r, sides[0].nodes, sides[1].nodes))]
+        return found + self._probe_stump(target)
+
+    def _probe_stump(self, target):
+        """Probe the feature's best single split too (classification): its children capped as the middle's.
+
+        Its tree may be the incumbent, its children's bounds are recorded as known bounds; the
+        bisection's intervals are left as they are (starting them there instead cost up to twice
+        the work on continuous sets). A perfect tree is found sooner, measured in work units
+        with a time limit: breast_cancer depth 4 727 525 -> 181 944; raisin-like 250 rows +2 %,
+        wilt-like 1 500 rows +2.5 %, banknote-like +0.6 %, noisy XOR +0.2 % (all depth 4).
+        """
+        s, d = self.search, self.search.data
+        if d.is_regression or len(self.rank_threshold) < 3:
+            return []
+        j = _best_stump(self.view, d, self.feature, self.rank_threshold)
+        limit = target() - s.alpha
+        if self.exact[j] or self.bound_left[j] + self.bound_right[j] >= limit - EPS:
+            return []
+        try:
+            s.spend(self.view.shape[1])
+        except BudgetExhausted:
+            return []
+        r = int(self.rank_threshold[j])
+        views = K.partition(self.view, d.rank[self.feature], r, int(self.n_left[j]))
+        sides = []
+        for side in (0, 1):
+            child = 2 * self.node + side
+            with s.capped(s.first_pass_work(self.depth - 1, child)):
+                sides.append(s._solve(views[side], self.depth - 1, child, limit))
+        self.bound_left[j] = max(self.bound_left[j], sides[0].lower_bound)
+        self.bound_right[j] = max(self.bound_right[j], sides[1].lower_bound)
+        cost = s.alpha + sides[0].cost + sides[1].cost
+        return [(s.alpha + self.bound_left[j] + self.bound_right[j], cost,
+                 (self.feature, r, sides[0].nodes, sides[1].nodes))]
 
     @property
     def priority(self) -> float:
@@ -248,3 +283,15 @@ class FeatureScan:
             lowest = min(lowest, K.fill_bounds(lo, hi, a, b, self.dist_left, self.solved_left, self.solved_right,
                                                self.monotone, self.bound_left, self.bound_right))
         return lowest
+
+
+def _best_stump(view, data, feature, rank_threshold) -> int:
+    """Index in ``rank_threshold`` of the candidate misclassifying the least weight as a stump."""
+    order = view[feature]
+    n, k = order.size, data.n_classes
+    cum = np.zeros((n, k))
+    cum[np.arange(n), data.y[order]] = data.weight[order]
+    np.cumsum(cum, axis=0, out=cum)
+    last_left = np.searchsorted(data.rank[feature, order], rank_threshold, side="right") - 1
+    left = cum[last_left]
+    return int(np.argmax(left.max(axis=1) + (cum[-1] - left).max(axis=1)))
