@@ -7,7 +7,8 @@ import pytest
 
 from greedy import midpoint_threshold
 from optitree.exact import prepare, solve, split_bounds
-from optitree.exact._binary import binary_pairs_pay
+from optitree.exact import _search as search_module
+from optitree.exact._binary import pair_kernel
 
 
 def random_instance(seed, max_rows=16, depth=None, min_leaf=None):
@@ -122,8 +123,12 @@ def relabel(y):
     return np.unique(y, return_inverse=True)[1]
 
 
+@pytest.mark.parametrize("pairs", [True, False])
 @pytest.mark.parametrize("block", range(4))
-def test_solve_equals_brute_force(block):
+def test_solve_equals_brute_force(block, pairs, monkeypatch):
+    """``pairs=False``: the sweep kernel, which data with few thresholds would not reach (pair counts)."""
+    if not pairs:
+        monkeypatch.setattr(search_module, "pair_kernel", lambda data: None)
     for seed in range(block * 80, block * 80 + 80):
         X, y, w, opts = random_instance(seed)
         y = relabel(y)
@@ -388,7 +393,7 @@ def test_binary_features_equal_brute_force(block):
             allowed = rng.rand(rng.choice([depth, 2**depth - 1]), p) < 0.7
         opts = dict(max_depth=depth, alpha=float(rng.choice([0.0, 0.0, 0.5, 1.5])),
                     min_samples_leaf=int(rng.choice([1, 1, 2, 3])), allowed_features=allowed)
-        assert binary_pairs_pay(prepare(X, y, w))
+        assert pair_kernel(prepare(X, y, w)) is not None
         optimum = brute_force(X, y, w, **opts)
         res = solve(X, y, w, **opts)
         assert res.objective == pytest.approx(optimum, abs=1e-9), seed
@@ -404,6 +409,6 @@ def test_binary_kernel_equals_pycontree_on_one_hot_data():
     X, y, _ = datasets.load("tic_tac_toe")
     X = np.column_stack([(X[:, j] == v).astype(float) for j in range(X.shape[1]) for v in np.unique(X[:, j])])
     y = np.unique(y, return_inverse=True)[1]
-    assert binary_pairs_pay(prepare(X, y))
+    assert pair_kernel(prepare(X, y)) is not None
     errors = (pycontree.ConTree(max_depth=3).fit(X, y).predict(X) != y).sum()
     assert solve(X, y, max_depth=3).objective == errors

@@ -1,9 +1,10 @@
-"""The depth-2 kernel for misclassification on binary features, from pair counts (MurTree's frequency counting).
+"""The depth-2 kernel for misclassification on few thresholds, from pair counts (MurTree's frequency counting).
 
-On a data set whose every feature has at most two values (rank 0 or 1), a depth-2 tree is
-fixed by its root feature ``i`` and its children's features ``j``, and the class weights of
-its four leaves follow from the weights of the rows with ``x_i = 1``, with ``x_j = 1`` and with
-both (``one[i]``, ``one[j]``, ``pair[i, j]``): for the root's left child (``x_i = 0``)
+Every split ``x_f <= t_r`` is a binary column ``c = (f, r)``, one where ``rank[f] > r``; with
+few columns in all (binary or categorical data) a depth-2 tree is fixed by its root column
+``i`` and its children's columns ``j``, and the class weights of its four leaves follow from
+the weights of the rows with ``x_i = 1``, with ``x_j = 1`` and with both (``one[i]``,
+``one[j]``, ``pair[i, j]``): for the root's left child (``x_i = 0``)
 
     (x_j = 0): total - one[i] - one[j] + pair[i, j]        (x_j = 1): one[j] - pair[i, j]
 
@@ -18,8 +19,9 @@ from numba import njit
 
 from ._loss import EPS
 
-#: Largest number of features for which :func:`depth2_binary` is used (its pair table is ``p * p * K``).
-BINARY_MAX_FEATURES = 256
+#: Most columns (thresholds over all features) for which :func:`depth2_pairs` is used (its pair table
+#: is ``columns**2 * K``).
+MAX_COLUMNS = 128
 
 
 @njit(cache=True, nogil=True)
@@ -36,14 +38,18 @@ def _leaf(total, a, sa, b, sb, c, sc, width):
 
 
 @njit(cache=True, nogil=True)
-def depth2_binary(srt, rank, y, w, stats, loss, width, allowed_root, allowed_child, alpha, min_leaf, upper_bound):
-    """Optimal tree of depth <= 2 on binary features: the signature and returns of :func:`_kernels.depth2`.
+def depth2_pairs(col_feature, col_rank, srt, rank, y, w, stats, loss, width, allowed_root, allowed_child, alpha,
+                 min_leaf, upper_bound):
+    """Optimal tree of depth <= 2 over the columns ``(col_feature[c], col_rank[c])``.
+
+    The other arguments and the returns are those of :func:`_kernels.depth2`.
 
     Exact, but for an early stop once ``upper_bound`` or the incumbent is at most ``alpha`` (no
     split can beat it; the bound is then ``min(cost, alpha)``). ``stats``, ``loss`` are unused
     (misclassification).
     """
-    p, m = srt.shape
+    m = srt.shape[1]
+    p = col_feature.shape[0]
     rows = srt[0]
     zero = np.zeros(width)
     total = np.zeros(width)
@@ -59,7 +65,7 @@ def depth2_binary(srt, rank, y, w, stats, loss, width, allowed_root, allowed_chi
         total[c] += wi
         s = 0
         for f in range(p):
-            if rank[f, i] > 0:
+            if rank[col_feature[f], i] > col_rank[f]:
                 ones[s] = f
                 s += 1
         for a in range(s):
@@ -78,7 +84,7 @@ def depth2_binary(srt, rank, y, w, stats, loss, width, allowed_root, allowed_chi
             break
         n_right = n_one[i]
         n_left = m - n_right
-        if not allowed_root[i] or n_left < max(min_leaf, 1) or n_right < max(min_leaf, 1):
+        if not allowed_root[col_feature[i]] or n_left < max(min_leaf, 1) or n_right < max(min_leaf, 1):
             continue
         left_cost = _leaf(total, one[i], -1.0, zero, 0.0, zero, 0.0, width)
         right_cost = _leaf(zero, one[i], 1.0, zero, 0.0, zero, 0.0, width)
@@ -89,14 +95,14 @@ def depth2_binary(srt, rank, y, w, stats, loss, width, allowed_root, allowed_chi
                 continue
             q = pair[i, j] if i < j else pair[j, i]
             n_q = n_pair[i, j] if i < j else n_pair[j, i]
-            if allowed_child[0, j]:
+            if allowed_child[0, col_feature[j]]:
                 n_lr = n_one[j] - n_q
                 if n_lr >= max(min_leaf, 1) and n_left - n_lr >= max(min_leaf, 1):
                     cost = alpha + _leaf(total, one[i], -1.0, one[j], -1.0, q, 1.0, width) + \
                         _leaf(zero, one[j], 1.0, q, -1.0, zero, 0.0, width)
                     if cost < left_cost - EPS:
                         left_cost, left_feature = cost, j
-            if allowed_child[1, j]:
+            if allowed_child[1, col_feature[j]]:
                 if n_q >= max(min_leaf, 1) and n_right - n_q >= max(min_leaf, 1):
                     cost = alpha + _leaf(zero, one[i], 1.0, q, -1.0, zero, 0.0, width) + \
                         _leaf(zero, q, 1.0, zero, 0.0, zero, 0.0, width)
@@ -105,14 +111,31 @@ def depth2_binary(srt, rank, y, w, stats, loss, width, allowed_root, allowed_chi
         cost = alpha + left_cost + right_cost
         if cost < best - EPS:
             best = cost
-            nodes[0], nodes[1] = i, 0
-            nodes[2], nodes[3] = left_feature, 0 if left_feature >= 0 else -1
-            nodes[4], nodes[5] = right_feature, 0 if right_feature >= 0 else -1
+            nodes[0], nodes[1] = col_feature[i], col_rank[i]
+            if left_feature >= 0:
+                nodes[2], nodes[3] = col_feature[left_feature], col_rank[left_feature]
+            else:
+                nodes[2], nodes[3] = -1, -1
+            if right_feature >= 0:
+                nodes[4], nodes[5] = col_feature[right_feature], col_rank[right_feature]
+            else:
+                nodes[4], nodes[5] = -1, -1
     return best, min(best, bound_of_rest), nodes
 
 
-def binary_pairs_pay(data) -> bool:
-    """Whether :func:`depth2_binary` serves ``data``: misclassification, every feature binary, at most
-    :data:`BINARY_MAX_FEATURES` features."""
-    return (not data.is_regression and data.n_features <= BINARY_MAX_FEATURES
-            and max(len(t) for t in data.thresholds) <= 1)
+def pair_kernel(data):
+    """:func:`depth2_pairs` bound to ``data``'s columns (the signature of :func:`_kernels.depth2`), or None.
+
+    None unless the loss is misclassification and the thresholds of all features number at
+    most :data:`MAX_COLUMNS`.
+    """
+    counts = [len(t) for t in data.thresholds]
+    if data.is_regression or sum(counts) > MAX_COLUMNS:
+        return None
+    col_feature = np.repeat(np.arange(len(counts)), counts).astype(np.int64)
+    col_rank = np.concatenate([np.arange(c) for c in counts] + [np.zeros(0, int)]).astype(np.int64)
+
+    def depth2(*args):
+        return depth2_pairs(col_feature, col_rank, *args)
+
+    return depth2

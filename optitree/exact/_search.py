@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from . import _kernels as K
-from ._binary import binary_pairs_pay, depth2_binary
+from ._binary import pair_kernel
 from ._data import ExactData
 from ._scan import EPS, BudgetExhausted, FeatureScan, Subtree
 
@@ -85,8 +85,7 @@ class Search:
                  poll=None, work_limit=None, anytime=False):
         self.data = data
         self.depth2, self.depth1_pair = K.kernels_for(data.loss_code)
-        if binary_pairs_pay(data):
-            self.depth2 = depth2_binary
+        self.depth2 = pair_kernel(data) or self.depth2
         self.allowed = allowed
         self.per_node = not (allowed == allowed[0]).all()
         self.alpha = float(alpha)

@@ -31,7 +31,7 @@ def warm_up() -> float:
     solve(data, max_depth=3)
     solve(data, max_depth=3, node_limit=2)  # a stopped search: open_bound's kernel
     split_bounds(data, depth=2)  # depth-1 children: depth1_pair
-    solve((data.X > 0.5).astype(float), data.y, max_depth=2)  # binary features: depth2_binary
+    solve((data.X > 0.5).astype(float), data.y, max_depth=2)  # few thresholds: _binary.depth2_pairs
     for loss in ("squared", "absolute"):
         regression = prepare(data.X, rng.rand(40), np.ones(40), loss=loss)
         solve(regression, max_depth=3)
