@@ -52,9 +52,7 @@ def class_count_bound(data: ExactData, view, depth: int, allowed, alpha: float, 
     n = rows.size
     for f in np.flatnonzero(allowed):
         order = view[f]
-        cum = np.zeros((n, n_classes))
-        cum[np.arange(n), data.y[order]] = data.weight[order]
-        np.cumsum(cum, axis=0, out=cum)
+        cum = data.class_prefix(order)
         rank = data.rank[f, order]
         last_left = np.flatnonzero(rank[:-1] != rank[1:])
         last_left = last_left[(last_left + 1 >= min_leaf) & (n - last_left - 1 >= min_leaf)]

@@ -105,6 +105,12 @@ class ExactData:
             return self.y[rows]
         return self.stats[rows, 3] / self.target_scale + self.target_centre
 
+    def class_prefix(self, rows) -> np.ndarray:
+        """Cumulative class weights along ``rows``: row ``t`` holds the weight per class of ``rows[:t + 1]``."""
+        cum = np.zeros((rows.size, self.n_classes))
+        cum[np.arange(rows.size), self.y[rows]] = self.weight[rows]
+        return np.cumsum(cum, axis=0, out=cum)
+
     @property
     def n_features(self) -> int:
         return int(self.X.shape[1])

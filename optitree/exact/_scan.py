@@ -288,10 +288,7 @@ class FeatureScan:
 def _best_stump(view, data, feature, rank_threshold) -> int:
     """Index in ``rank_threshold`` of the candidate misclassifying the least weight as a stump."""
     order = view[feature]
-    n, k = order.size, data.n_classes
-    cum = np.zeros((n, k))
-    cum[np.arange(n), data.y[order]] = data.weight[order]
-    np.cumsum(cum, axis=0, out=cum)
+    cum = data.class_prefix(order)
     last_left = np.searchsorted(data.rank[feature, order], rank_threshold, side="right") - 1
     left = cum[last_left]
     return int(np.argmax(left.max(axis=1) + (cum[-1] - left).max(axis=1)))
