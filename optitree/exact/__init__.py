@@ -14,7 +14,7 @@ per process (the estimators call it before starting their clock).
 >>> y = np.array([0, 1, 1, 0])
 >>> res = solve(X, y, max_depth=2)
 >>> res.objective, res.status, res.tree.n_splits
-(0.0, 'optimal', 3)
+(0.0, 'optimal', 2)
 >>> solve(X, y, max_depth=2, alpha=0.5).objective  # splits cost 0.5 each: two splits, no error
 1.0
 
