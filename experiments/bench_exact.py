@@ -144,13 +144,6 @@ def peak_rss_breast_cancer_depth3():
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def same_tree(a, b) -> bool:
-    da, db = a.to_dict(), b.to_dict()
-    return da.keys() == db.keys() and all(
-        np.array_equal(np.asarray(da[k]), np.asarray(db[k]), equal_nan=np.asarray(da[k]).dtype.kind == "f")
-        for k in da)
-
-
 def anytime_check(name="digits", depth=4, time_limit=120.0, work_limit=1_000_000):
     """A stopped search: its bound, gap and overrun of ``time_limit``; then two runs with one ``work_limit``.
 
@@ -176,7 +169,7 @@ def anytime_check(name="digits", depth=4, time_limit=120.0, work_limit=1_000_000
           f"{(clf.predict(X) != y).sum()}, bound {clf.result_.bound:g}, gap {clf.result_.gap:.3f}, "
           f"proven {clf.result_.proven_optimal}", flush=True)
     a, b = (solve(X, y, max_depth=depth, work_limit=work_limit) for _ in range(2))
-    same = same_tree(a.tree, b.tree) and (a.objective, a.bound) == (b.objective, b.bound)
+    same = a.tree == b.tree and (a.objective, a.bound) == (b.objective, b.bound)
     print(f"work_limit {work_limit}: objective {a.objective:g} / {b.objective:g}, bound {a.bound:g} / {b.bound:g}, "
           f"times {a.time:.1f} / {b.time:.1f} s, stopped_by {a.stopped_by}; same tree: {same}")
 

@@ -103,19 +103,6 @@ def test_bound_is_positive_at_depth_four_with_a_deep_stop():
     assert 0 < res.bound < res.objective
 
 
-def same_tree(a, b):
-    da, db = a.to_dict(), b.to_dict()
-    if da.keys() != db.keys():
-        return False
-    for key, value in da.items():
-        va, vb = np.asarray(value), np.asarray(db[key])
-        equal = (np.array_equal(va, vb, equal_nan=True) if va.dtype.kind == "f" and vb.dtype.kind == "f"
-                 else repr(value) == repr(db[key]))
-        if not equal:
-            return False
-    return True
-
-
 @pytest.mark.parametrize("loss", LOSSES)
 def test_work_limit_is_deterministic(loss):
     X, y, w, opts = small_instance(7, loss)
@@ -126,7 +113,7 @@ def test_work_limit_is_deterministic(loss):
         a, b = runs
         assert (a.objective, a.bound, a.status, a.stopped_by, a.work, a.n_evaluated) == \
                (b.objective, b.bound, b.status, b.stopped_by, b.work, b.n_evaluated)
-        assert same_tree(a.tree, b.tree)
+        assert a.tree == b.tree
 
 
 @pytest.mark.parametrize("loss", LOSSES)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _kernels as K
 from ._data import ExactData
 
 #: Share of ``time_limit`` and ``work_limit`` a search that may stop keeps for the subset bound.
@@ -49,16 +50,11 @@ def class_count_bound(data: ExactData, view, depth: int, allowed, alpha: float, 
     rows = view[0]
     total = np.bincount(data.y[rows], weights=data.weight[rows], minlength=n_classes)
     best = float(total.sum() - total.max())  # the root as a leaf
-    n = rows.size
     for f in np.flatnonzero(allowed):
-        order = view[f]
-        cum = data.class_prefix(order)
-        rank = data.rank[f, order]
-        last_left = np.flatnonzero(rank[:-1] != rank[1:])
-        last_left = last_left[(last_left + 1 >= min_leaf) & (n - last_left - 1 >= min_leaf)]
-        if last_left.size == 0:
+        _, n_left, _ = K.candidates(view, data.rank, data.weight, data.stats, data.loss_code, f, min_leaf)
+        if n_left.size == 0:
             continue
-        left = cum[last_left]
+        left = data.class_prefix(view[f])[n_left - 1]
         right = np.maximum(total - left, 0.0)
         lightest = np.sort(left, axis=1)[:, :drop].sum(axis=1) + np.sort(right, axis=1)[:, :drop].sum(axis=1)
         best = min(best, alpha + float(lightest.min()))

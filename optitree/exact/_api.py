@@ -14,7 +14,7 @@ from greedy import Tree
 from ._data import ExactData, prepare
 from ._anytime import BOUND_RESERVE, class_count_bound, subset_rows
 from ._scan import Subtree
-from ._search import EPS, Search, check_allowed, parallel_branch
+from ._search import EPS, Search, check_allowed, parallel_branch, per_node_features
 from ._tree import Trace, to_tree
 from ._subsets import feature_subsets, solve_over_subsets
 
@@ -182,7 +182,7 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
     anytime = time_limit is not None or node_limit is not None or work_limit is not None or callback is not None
     # a search that a time or work limit may stop keeps a share of them for the subset bound (_anytime)
     reserve = BOUND_RESERVE if (time_limit is not None or work_limit is not None) and \
-        (allowed == allowed[0]).all() else 0.0
+        not per_node_features(allowed) else 0.0
     deadline = np.inf if time_limit is None else start + (1.0 - reserve) * float(time_limit)
     main_work = None if work_limit is None else max(1, int((1.0 - reserve) * work_limit))
     search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, None, main_work, anytime)
@@ -194,7 +194,8 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         search.poll = poll
     sub = _root_search(search, view, int(max_depth), ub, threads, trace)
     cost, bound = sub.cost, sub.lower_bound
-    nodes = sub.nodes
+    rows = np.sort(view[0])
+    tree = to_tree(data, sub.nodes, rows)
     stopped_by = None
     if not search.exhausted or cost - bound <= EPS:
         status = "optimal" if cost < ub - EPS or not np.isfinite(ub) else "cutoff"
@@ -202,13 +203,11 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         status, stopped_by = search.stop_status(), search.stopped_by or "time_limit"
         bound = max(bound, class_count_bound(data, view, int(max_depth), allowed[0], search.alpha, search.min_leaf))
         if reserve and status != "interrupted":
-            bound = max(bound, _subset_bound(search, view, int(max_depth), nodes, start, time_limit, work_limit,
+            bound = max(bound, _subset_bound(search, rows, tree, int(max_depth), start, time_limit, work_limit,
                                              threads))
         bound = min(bound, cost)
         if cost - bound <= EPS:
             status, stopped_by = "optimal", None
-    rows = np.sort(view[0])
-    tree = to_tree(data, nodes, rows)
     objective, bound = float(cost * scale), float(bound * scale)
     if data.is_regression:  # the kernels' prefix sums lose digits; report the two-pass loss
         objective = regression_loss(data, tree, rows) + alpha * tree.n_splits
@@ -239,16 +238,16 @@ def _root_search(search: Search, view, depth: int, upper_bound: float, threads: 
                          first_pass=first_pass)
 
 
-def _subset_bound(search: Search, view, depth: int, nodes, start: float, time_limit, work_limit, threads) -> float:
+def _subset_bound(search: Search, rows, tree, depth: int, start: float, time_limit, work_limit, threads) -> float:
     """The subset bound (:mod:`optitree.exact._anytime`) in the reserve ``search`` left of the time and work limits.
+
+    ``rows`` (sorted) are the problem's, ``tree`` its incumbent.
 
     Subsets of doubling size are solved, without a minimum leaf size, until the limits run
     out; each one's bound (proven optimum, or its own bound when stopped) bounds the whole
     problem, and the largest is returned.
     """
     data = search.data
-    rows = np.sort(view[0])
-    tree = to_tree(data, nodes, rows)
     deadline = np.inf if time_limit is None else start + float(time_limit)
     work_left = None if work_limit is None else int(work_limit) - search.work_used
     best = 0.0

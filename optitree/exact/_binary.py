@@ -75,6 +75,7 @@ def depth2_pairs(col_feature, col_rank, srt, rank, y, w, stats, loss, width, all
             for b in range(a + 1, s):
                 pair[fa, ones[b], c] += wi
                 n_pair[fa, ones[b]] += 1
+    least = max(min_leaf, 1)  # rows per leaf
     nodes = np.full(6, -1, np.int64)
     best = _leaf(total, zero, 0.0, zero, 0.0, zero, 0.0, width)
     bound_of_rest = np.inf  # a stop before every root feature was tried: the others cost >= alpha
@@ -84,7 +85,7 @@ def depth2_pairs(col_feature, col_rank, srt, rank, y, w, stats, loss, width, all
             break
         n_right = n_one[i]
         n_left = m - n_right
-        if not allowed_root[col_feature[i]] or n_left < max(min_leaf, 1) or n_right < max(min_leaf, 1):
+        if not allowed_root[col_feature[i]] or n_left < least or n_right < least:
             continue
         left_cost = _leaf(total, one[i], -1.0, zero, 0.0, zero, 0.0, width)
         right_cost = _leaf(zero, one[i], 1.0, zero, 0.0, zero, 0.0, width)
@@ -97,13 +98,13 @@ def depth2_pairs(col_feature, col_rank, srt, rank, y, w, stats, loss, width, all
             n_q = n_pair[i, j] if i < j else n_pair[j, i]
             if allowed_child[0, col_feature[j]]:
                 n_lr = n_one[j] - n_q
-                if n_lr >= max(min_leaf, 1) and n_left - n_lr >= max(min_leaf, 1):
+                if n_lr >= least and n_left - n_lr >= least:
                     cost = alpha + _leaf(total, one[i], -1.0, one[j], -1.0, q, 1.0, width) + \
                         _leaf(zero, one[j], 1.0, q, -1.0, zero, 0.0, width)
                     if cost < left_cost - EPS:
                         left_cost, left_feature = cost, j
             if allowed_child[1, col_feature[j]]:
-                if n_q >= max(min_leaf, 1) and n_right - n_q >= max(min_leaf, 1):
+                if n_q >= least and n_right - n_q >= least:
                     cost = alpha + _leaf(zero, one[i], 1.0, q, -1.0, zero, 0.0, width) + \
                         _leaf(zero, q, 1.0, zero, 0.0, zero, 0.0, width)
                     if cost < right_cost - EPS:

@@ -140,7 +140,7 @@ class FeatureScan:
             cost = s.alpha + sides[0].cost + sides[1].cost
             self.tree_cost[mid] = min(self.tree_cost[mid], cost)
             self._split_interval(lo, mid, hi, a, b)
-            split = (self.feature, r, sides[0].nodes, sides[1].nodes)
+            split = self._split(mid, sides)
             if sides[0].exact and sides[1].exact:
                 self.exact[mid] = True
                 yield cost, cost, split
@@ -168,17 +168,9 @@ class FeatureScan:
         mid = (lo + hi) // 2
         if self.bound_left[mid] + self.bound_right[mid] >= limit - EPS:
             return []
-        r = int(self.rank_threshold[mid])
-        try:
-            s.spend(self.view.shape[1])
-        except BudgetExhausted:
+        sides = self._capped_children(mid, limit)
+        if sides is None:
             return []
-        views = K.partition(self.view, s.data.rank[self.feature], r, int(self.n_left[mid]))
-        sides = []
-        for side in (0, 1):
-            child = 2 * self.node + side
-            with s.capped(s.first_pass_work(self.depth - 1, child)):
-                sides.append(s._solve(views[side], self.depth - 1, child, limit))
         near_left, near_right = K.point_bounds(mid, a, b, self.dist_left, self.solved_left, self.solved_right,
                                                self.monotone)
         self.solved_left[mid] = self.bound_left[mid] = max(self.bound_left[mid], sides[0].lower_bound, near_left)
@@ -190,8 +182,27 @@ class FeatureScan:
         self.queue.append((-np.inf, -self._pushed, mid, mid, a, b))  # first, before any other
         self._pushed += 1
         bound = s.alpha + self.solved_left[mid] + self.solved_right[mid]
-        found = [(bound, cost, (self.feature, r, sides[0].nodes, sides[1].nodes))]
+        found = [(bound, cost, self._split(mid, sides))]
         return found + self._probe_stump(target)
+
+    def _capped_children(self, j, limit):
+        """Both children of candidate ``j``, each solved with the work of its first pass; None on a spent budget."""
+        s = self.search
+        try:
+            s.spend(self.view.shape[1])
+        except BudgetExhausted:
+            return None
+        views = K.partition(self.view, s.data.rank[self.feature], int(self.rank_threshold[j]), int(self.n_left[j]))
+        sides = []
+        for side in (0, 1):
+            child = 2 * self.node + side
+            with s.capped(s.first_pass_work(self.depth - 1, child)):
+                sides.append(s._solve(views[side], self.depth - 1, child, limit))
+        return sides
+
+    def _split(self, j, sides):
+        """The nested split of candidate ``j`` with its children's trees."""
+        return self.feature, int(self.rank_threshold[j]), sides[0].nodes, sides[1].nodes
 
     def _probe_stump(self, target):
         """Probe the feature's best single split too (classification): its children capped as the middle's.
@@ -205,26 +216,19 @@ class FeatureScan:
         s, d = self.search, self.search.data
         if d.is_regression or len(self.rank_threshold) < 3:
             return []
-        j = _best_stump(self.view, d, self.feature, self.rank_threshold)
+        cum = d.class_prefix(self.view[self.feature])
+        left = cum[self.n_left - 1]
+        j = int(np.argmax(left.max(axis=1) + (cum[-1] - left).max(axis=1)))  # fewest misclassified as a stump
         limit = target() - s.alpha
         if self.exact[j] or self.bound_left[j] + self.bound_right[j] >= limit - EPS:
             return []
-        try:
-            s.spend(self.view.shape[1])
-        except BudgetExhausted:
+        sides = self._capped_children(j, limit)
+        if sides is None:
             return []
-        r = int(self.rank_threshold[j])
-        views = K.partition(self.view, d.rank[self.feature], r, int(self.n_left[j]))
-        sides = []
-        for side in (0, 1):
-            child = 2 * self.node + side
-            with s.capped(s.first_pass_work(self.depth - 1, child)):
-                sides.append(s._solve(views[side], self.depth - 1, child, limit))
         self.bound_left[j] = max(self.bound_left[j], sides[0].lower_bound)
         self.bound_right[j] = max(self.bound_right[j], sides[1].lower_bound)
         cost = s.alpha + sides[0].cost + sides[1].cost
-        return [(s.alpha + self.bound_left[j] + self.bound_right[j], cost,
-                 (self.feature, r, sides[0].nodes, sides[1].nodes))]
+        return [(s.alpha + self.bound_left[j] + self.bound_right[j], cost, self._split(j, sides))]
 
     @property
     def priority(self) -> float:
@@ -284,11 +288,3 @@ class FeatureScan:
                                                self.monotone, self.bound_left, self.bound_right))
         return lowest
 
-
-def _best_stump(view, data, feature, rank_threshold) -> int:
-    """Index in ``rank_threshold`` of the candidate misclassifying the least weight as a stump."""
-    order = view[feature]
-    cum = data.class_prefix(order)
-    last_left = np.searchsorted(data.rank[feature, order], rank_threshold, side="right") - 1
-    left = cum[last_left]
-    return int(np.argmax(left.max(axis=1) + (cum[-1] - left).max(axis=1)))

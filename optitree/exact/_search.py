@@ -50,6 +50,11 @@ def check_allowed(allowed_features, max_depth: int, n_features: int) -> np.ndarr
                      f"({n_nodes}, {n_features}), got {mask.shape}")
 
 
+def per_node_features(allowed) -> bool:
+    """Whether the nodes of ``allowed`` (:func:`check_allowed`'s mask) differ in the features they allow."""
+    return not (allowed == allowed[0]).all()
+
+
 class Search:
     """Branch-and-bound over sample sets, with a cache of solved sets.
 
@@ -87,7 +92,7 @@ class Search:
         self.depth2, self.depth1_pair = K.kernels_for(data.loss_code)
         self.depth2 = pair_kernel(data) or self.depth2
         self.allowed = allowed
-        self.per_node = not (allowed == allowed[0]).all()
+        self.per_node = per_node_features(allowed)
         self.alpha = float(alpha)
         self.min_leaf = int(min_leaf)
         self.monotone = self.min_leaf <= 1  # of the leaf-size condition; see monotone_at
