@@ -3,7 +3,7 @@
 Each fit runs in a fresh process (the MIP alone: ``acceleration="none"``, a short time
 limit, since presolve and the root LP set the peak); the peak is the largest sum, sampled every
 5 ms, of the process's RSS and the private pages of a forked HiGHS child (the hard time limit,
-:mod:`optitree.solvers._forked`; its shared pages are the parent's), above the RSS before the
+:mod:`optitree._forked`; its shared pages are the parent's), above the RSS before the
 fit (after imports, data and a small fit that loads what is imported lazily). Linux only (/proc). Prints one row per formulation and size with the
 estimate of :func:`optitree.model._memory.estimate_peak_bytes` (build and solve) and the ratio measured / estimate.
 

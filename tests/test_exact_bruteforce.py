@@ -347,20 +347,6 @@ def test_bounds_under_per_level_features_never_exceed_children_optima():
     assert checked > 500
 
 
-def test_two_threads_find_the_same_optimum():
-    """threads=2 deals the root's features to two searches sharing one incumbent: same optimum, valid bound."""
-    for seed in range(3000, 3040):
-        X, y, w, opts = random_instance(seed, depth=3)
-        y = relabel(y)
-        expected = brute_force(X, y, w, **opts)
-        res = solve(X, y, w, threads=2, **opts)
-        assert res.status == "optimal" and res.objective == pytest.approx(expected, abs=1e-9), seed
-        assert tree_cost(res.tree, X, y, w, opts["alpha"]) == pytest.approx(res.objective, abs=1e-9), seed
-        check_tree(res.tree, X, y, w, opts)
-        stopped = solve(X, y, w, threads=2, node_limit=3, **opts)
-        assert stopped.bound <= expected + 1e-9 <= stopped.objective + 1e-9, seed
-
-
 def test_anytime_first_pass_keeps_the_optimum_and_its_stopped_bounds_valid():
     """With a limit the root search first takes one step on every feature: same optimum; when stopped by the
     work limit, a bound that never exceeds the brute-forced optimum."""

@@ -1,4 +1,4 @@
-"""The hard time limit: a solve in a forked child, killed after its limit (optitree.solvers._forked).
+"""The hard time limit: a solve in a forked child, killed after its limit (optitree._forked).
 
 No test measures wall time (the overshoot is measured by experiments/bench_time_limit.py): a
 child that would never end must end by the deadline, and what it reported before must be kept.
@@ -15,7 +15,7 @@ from sklearn.datasets import load_iris
 from optitree import OptimalTreeClassifier
 from optitree.solvers import SolveOptions, solve_highs
 from optitree.solvers import highs as highs_backend
-from optitree.solvers._forked import FORK_AVAILABLE, run_forked
+from optitree._forked import FORK_AVAILABLE, run_forked
 from test_solve import multi_knapsack, objective_of
 
 pytestmark = pytest.mark.skipif(not FORK_AVAILABLE, reason="the hard time limit needs fork (Linux)")

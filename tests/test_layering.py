@@ -81,15 +81,20 @@ def test_experiments_modules_have_no_import_cycle():
 
 
 def test_exact_engine_depends_on_numpy_numba_and_greedy_only():
-    """optitree.exact is a component of its own: no solver, no Pyomo, no other optitree module."""
-    stdlib = {"__future__", "collections", "concurrent", "dataclasses", "itertools", "math", "numbers", "threading",
-              "time", "typing"}
+    """optitree.exact is a component of its own: no solver, no Pyomo, no other optitree module but the
+    fork utility ``optitree._forked`` (its worker processes), which needs the standard library only."""
+    stdlib = {"__future__", "collections", "concurrent", "dataclasses", "itertools", "math", "mmap", "numbers",
+              "threading", "time", "typing"}
     allowed = {"numpy", "numba", "greedy"} | stdlib
     for path in (ROOT / "optitree" / "exact").rglob("*.py"):
         tree = ast.parse(path.read_text(), filename=str(path))
-        relative_up = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 1]
-        assert not relative_up, path  # nothing from optitree outside exact/
+        relative_up = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 1 and
+                       not (n.level == 2 and n.module is None and [a.name for a in n.names] == ["_forked"])]
+        assert not relative_up, path  # nothing from optitree outside exact/ but _forked
         assert imported_top_modules(path) <= allowed, (path, imported_top_modules(path) - allowed)
+    forked = ast.parse((ROOT / "optitree" / "_forked.py").read_text())
+    assert not [n for n in ast.walk(forked) if isinstance(n, ast.ImportFrom) and n.level > 0]
+    assert imported_top_modules(ROOT / "optitree" / "_forked.py") <= set(sys.stdlib_module_names)
 
 
 def package_import_graph(package: str) -> dict[str, set[str]]:

@@ -89,7 +89,8 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     rel_gap : float, default=0.0
         Relative gap at which the solver stops.
     threads : int, default=1
-        Solver threads: HiGHS's, and the exact engine's root search at depth >= 3 (same optimum).
+        Solver threads: HiGHS's, and the exact engine's root search at depth >= 3 (same optimum;
+        forked processes on Linux).
     random_state : int, RandomState or None, default=0
         Seeds the solver and the CART start.
     init : "cart", None, greedy.Tree or fitted tree estimator, default="cart"

@@ -5,7 +5,7 @@ tree found and a proven bound); ``split_bounds`` gives, for every split candidat
 lower bounds on its children's optimal sub-trees (the bound rows of a MIP). Both work on
 :class:`ExactData`, the rank encoding made once by :func:`prepare`.
 
-Depends on numpy, numba and ``greedy`` only. :func:`warm_up` compiles the numba kernels once
+Depends on numpy, numba, ``greedy`` and ``optitree._forked`` only. :func:`warm_up` compiles the numba kernels once
 per process (the estimators call it before starting their clock).
 
 >>> import numpy as np

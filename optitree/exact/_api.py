@@ -14,7 +14,8 @@ from greedy import Tree
 from ._data import ExactData, prepare
 from ._anytime import BOUND_RESERVE, class_count_bound, subset_rows
 from ._scan import Subtree
-from ._search import EPS, Search, check_allowed, parallel_branch, per_node_features
+from ._parallel import parallel_branch
+from ._search import EPS, Search, check_allowed, per_node_features
 from ._tree import Trace, to_tree
 from ._subsets import feature_subsets, solve_over_subsets
 
@@ -158,8 +159,9 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         objective so far, its proven bound so far, work units); returning True stops the
         search with status ``"interrupted"`` and the best tree and bound so far.
     threads : int >= 1
-        Depth >= 3: the root's features are searched by this many threads (the kernels release
-        the GIL); the same optimum and bound, possibly another optimal tree when several tie.
+        Depth >= 3: the root's features are searched by this many workers, forked processes on
+        Linux and threads elsewhere (:mod:`optitree.exact._parallel`); the same optimum and a
+        valid bound, possibly another optimal tree when several tie.
     """
     start = time.perf_counter()
     _check_params(max_depth, alpha, min_samples_leaf)

@@ -6,9 +6,7 @@ Its nested splits become a ``greedy.Tree`` in :mod:`optitree.exact._tree`.
 from __future__ import annotations
 
 import itertools
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -376,14 +374,14 @@ class Search:
         """Context: the node budget lowered to ``cap`` more units; the search's own budget after it."""
         return _Capped(self, cap)
 
-    def sibling(self) -> "Search":
-        """A search of the same problem and budget sharing this one's cache, stopped when this one is interrupted.
+    def sibling(self, poll) -> "Search":
+        """A search of the same problem and budget sharing this one's cache, stopped when ``poll()`` is True.
 
         The cache is shared: a sub-problem solved by one thread is not solved again by another
         (a dict's get and set are atomic; two threads storing one key store two valid results).
         """
         sibling = Search(self.data, self.allowed, self.alpha, self.min_leaf, self.deadline,
-                         None if not np.isfinite(self.node_limit) else self.node_limit, lambda: self.interrupted,
+                         None if not np.isfinite(self.node_limit) else self.node_limit, poll,
                          None if not np.isfinite(self.work_limit) else self.work_limit, self.anytime)
         sibling.cache = self.cache
         return sibling
@@ -414,53 +412,6 @@ def _merge(a: Subtree, b: Subtree) -> Subtree:
     """Two results of one sub-problem: the larger bound and the cheaper tree."""
     cost, nodes = (a.cost, a.nodes) if a.cost <= b.cost else (b.cost, b.nodes)
     return Subtree(cost, min(max(a.lower_bound, b.lower_bound), cost), nodes)
-
-
-class SharedIncumbent:
-    """The least cost found by any of several concurrent searches (:func:`parallel_branch`)."""
-
-    def __init__(self, value: float):
-        self.value = float(value)
-        self._lock = threading.Lock()
-
-    def offer(self, cost: float) -> bool:
-        """Record ``cost`` if it is the least so far; whether it was."""
-        with self._lock:
-            if cost < self.value - EPS:
-                self.value = float(cost)
-                return True
-            return False
-
-
-def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, threads: int,
-                    on_improve=None, first_pass=False) -> Subtree:
-    """:meth:`Search.branch` at the root with its features (best stump first) dealt round-robin to ``threads`` threads.
-
-    The kernels release the GIL, so the threads' sub-searches run on separate cores; they
-    share the cache (:meth:`Search.sibling`) and prune against the least cost any of them has
-    found (:class:`SharedIncumbent`). The optimum is the least of their incumbents, the bound
-    the least of their bounds (each valid for its features below the common cutoff). ``search``
-    gets the work of all of them, and their stop (``exhausted``, ``interrupted``).
-    """
-    features = search.feature_order(view, 1)
-    threads = max(1, min(int(threads), features.size))
-    shared = SharedIncumbent(min(best, upper_bound))
-    searches = [search] + [search.sibling() for _ in range(threads - 1)]
-
-    def run(k):
-        return searches[k].branch(view, depth, 1, upper_bound, best, best_nodes, on_improve, features[k::threads],
-                                  shared, first_pass)
-
-    with ThreadPoolExecutor(threads) as pool:
-        subs = list(pool.map(run, range(threads)))
-    winner = min(subs, key=lambda s: s.cost)
-    for other in searches[1:]:
-        search.nodes_used += other.nodes_used
-        search.work_used += other.work_used
-        search.stopped_by = search.stopped_by or other.stopped_by
-        search.exhausted = search.exhausted or other.exhausted
-        search.interrupted = search.interrupted or other.interrupted
-    return Subtree(winner.cost, min(winner.cost, min(s.lower_bound for s in subs)), winner.nodes)
 
 
 def _depth2_nodes(n):

@@ -16,7 +16,7 @@ without presolve on FlowOCT depth 3, breast_cancer, 132 236 rows), MIP presolve 
 root cut separation (OCT depth 3, breast_cancer, 5 s limit: HiGHS stopped after 8.0 s, sampled
 by gdb in ``HighsModkSeparator::separateLpSolution``; no option switches the mod-k separator
 off). Hence the hard limit (:func:`isolates`): a large model runs in a forked child process
-(:func:`~optitree.solvers._forked.run_forked`) that streams its trace points and improving
+(:func:`~optitree._forked.run_forked`) that streams its trace points and improving
 solutions to this process and is killed ``max(HARD_LIMIT_SLACK * time_limit, HARD_LIMIT_GRACE)``
 after the limit; the result then keeps the last incumbent and bound the child reported, with
 termination ``"time_limit"`` and a note in ``result.message``.
@@ -38,7 +38,7 @@ import numpy as np
 from ..model import compile_highs
 from .._provenance import package_versions
 from ._presolve import PRESOLVE_SHARE, predicted_presolve_time, presolve_setting
-from ._forked import FORK_AVAILABLE, ForkFailed, run_forked
+from .._forked import FORK_AVAILABLE, ForkFailed, run_forked
 from .base import SolverBackend, check_start, finite, register_backend
 from .results import SolveOptions, finished_result, relative_gap
 
@@ -364,7 +364,7 @@ def _run_here(h, recorder, n_integer, options, t0):
 
 
 def _run_forked(h, recorder, n_integer, options, t0):
-    """Run ``h`` in a forked child (:func:`~optitree.solvers._forked.run_forked`), killed
+    """Run ``h`` in a forked child (:func:`~optitree._forked.run_forked`), killed
     ``max(time_limit * HARD_LIMIT_SLACK, HARD_LIMIT_GRACE)`` after its limit from ``t0``;
     ``recorder`` receives the child's reports. If the fork fails, ``h`` runs in this process."""
     limit = float(options.time_limit)

@@ -1,0 +1,85 @@
+"""optitree.exact with threads > 1: forked worker processes (Linux) or threads, the same optima and valid bounds."""
+
+import numpy as np
+import pytest
+
+from optitree import _forked
+from optitree.exact import _parallel, solve
+from optitree.exact._search import Search
+from test_exact_bruteforce import brute_force, check_tree, random_instance, relabel, tree_cost
+
+BACKENDS = [pytest.param(True, id="processes",
+                         marks=pytest.mark.skipif(not _forked.FORK_AVAILABLE, reason="forks on Linux only")),
+            pytest.param(False, id="threads")]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request, monkeypatch):
+    monkeypatch.setattr(_parallel, "USE_PROCESSES", request.param)
+    return request.param
+
+
+def noisy_xor(n, seed):
+    rng = np.random.RandomState(seed)
+    X = np.round(rng.rand(n, 6), 3)
+    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.3) | (rng.rand(n) < 0.2)).astype(int)
+    return X, y
+
+
+def test_two_workers_find_the_brute_force_optimum(backend):
+    """The root's features dealt to two workers sharing one incumbent: same optimum, valid stopped bounds."""
+    for seed in range(3000, 3030):
+        X, y, w, opts = random_instance(seed, depth=3)
+        y = relabel(y)
+        expected = brute_force(X, y, w, **opts)
+        res = solve(X, y, w, threads=2, **opts)
+        assert res.status == "optimal" and res.objective == pytest.approx(expected, abs=1e-9), seed
+        assert tree_cost(res.tree, X, y, w, opts["alpha"]) == pytest.approx(res.objective, abs=1e-9), seed
+        check_tree(res.tree, X, y, w, opts)
+        stopped = solve(X, y, w, threads=2, node_limit=3, **opts)
+        assert stopped.bound <= expected + 1e-9 <= stopped.objective + 1e-9, seed
+        assert stopped.work > 0
+
+
+def test_two_workers_equal_one_at_depth_4_with_their_work_counted(backend):
+    X, y = noisy_xor(400, 1)
+    one = solve(X, y, max_depth=4, time_limit=600)
+    two = solve(X, y, max_depth=4, time_limit=600, threads=2)
+    assert one.status == two.status == "optimal" and two.objective == one.objective
+    assert (two.tree.predict(X).argmax(1) != y).sum() == two.objective
+    assert two.work > one.work / 2 and two.n_evaluated > one.n_evaluated / 2  # the workers' work counted
+
+
+def test_workers_report_their_improvements_to_the_trace(backend):
+    """The parent relays the workers' incumbents: the trace's incumbents fall to the optimum."""
+    X, y = noisy_xor(400, 2)
+    res = solve(X, y, max_depth=4, time_limit=600, threads=2)
+    incumbents = [point[1] for point in res.trace]
+    assert incumbents == sorted(incumbents, reverse=True) and incumbents[-1] == res.objective
+    start = solve(X, y, max_depth=2).objective
+    assert res.objective < start and len(set(incumbents)) >= 2
+
+
+def test_a_callback_stops_every_worker_with_a_valid_bound(backend):
+    X, y = noisy_xor(1500, 0)
+    full = solve(X, y, max_depth=3)
+    points = []
+
+    def stop_at_the_second(point):
+        points.append(point)
+        return len(points) >= 2
+
+    stopped = solve(X, y, max_depth=4, callback=stop_at_the_second, threads=2)
+    assert stopped.status == "interrupted" and stopped.stopped_by == "callback" and len(points) == 2
+    assert stopped.bound <= full.objective + 1e-9  # the depth-3 optimum bounds depth 4 from above
+    assert (stopped.tree.predict(X).argmax(1) != y).sum() == stopped.objective
+
+
+def test_a_failing_worker_is_reported(backend, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("broken branch")
+
+    monkeypatch.setattr(Search, "branch", broken)
+    X, y = noisy_xor(200, 3)
+    with pytest.raises((RuntimeError, ZeroDivisionError), match="broken branch"):
+        solve(X, y, max_depth=3, threads=2)
