@@ -7,6 +7,7 @@ from optitree import _forked
 from optitree.exact import _parallel, solve
 from optitree.exact._search import Search
 from test_exact_bruteforce import brute_force, check_tree, random_instance, relabel, tree_cost
+from test_exact_engine import contree_errors
 
 BACKENDS = [pytest.param(True, id="processes",
                          marks=pytest.mark.skipif(not _forked.FORK_AVAILABLE, reason="forks on Linux only")),
@@ -41,11 +42,11 @@ def test_two_workers_find_the_brute_force_optimum(backend):
         assert stopped.work > 0
 
 
-def test_two_workers_equal_one_at_depth_4_with_their_work_counted(backend):
+def test_two_workers_find_contrees_optimum_at_depth_4_with_their_work_counted(backend):
     X, y = noisy_xor(400, 1)
     one = solve(X, y, max_depth=4, time_limit=600)
     two = solve(X, y, max_depth=4, time_limit=600, threads=2)
-    assert one.status == two.status == "optimal" and two.objective == one.objective
+    assert two.status == "optimal" and two.objective == two.bound == contree_errors(X, y, 4)
     assert (two.tree.predict(X).argmax(1) != y).sum() == two.objective
     assert two.work > one.work / 2 and two.n_evaluated > one.n_evaluated / 2  # the workers' work counted
 
@@ -83,3 +84,17 @@ def test_a_failing_worker_is_reported(backend, monkeypatch):
     X, y = noisy_xor(200, 3)
     with pytest.raises((RuntimeError, ZeroDivisionError), match="broken branch"):
         solve(X, y, max_depth=3, threads=2)
+
+
+@pytest.mark.skipif(not _forked.FORK_AVAILABLE, reason="forks on Linux only")
+def test_a_worker_that_cannot_fork_runs_as_a_thread(monkeypatch):
+    forked = []
+
+    def no_fork(work, on_message, deadline, stop=None):
+        forked.append(deadline)
+        raise _forked.ForkFailed("fork failed: out of memory")
+
+    monkeypatch.setattr(_forked, "run_forked", no_fork)
+    X, y = noisy_xor(300, 4)
+    res = solve(X, y, max_depth=3, threads=2)
+    assert len(forked) == 2 and res.status == "optimal" and res.objective == contree_errors(X, y, 3)

@@ -156,13 +156,17 @@ def _in_processes(work, workers: int, watch, deadline: float) -> list:
     """``work(k)`` for each worker in a forked process, each supervised by a thread; ``watch()`` meanwhile.
 
     A worker's outcome is ``None`` when it ended without one (stopped or killed); an exception
-    in a worker is raised here as a ``RuntimeError`` with its traceback.
+    in a worker is raised here as a ``RuntimeError`` with its traceback. A worker that cannot
+    fork runs in its supervising thread instead.
     """
     stop = threading.Event()
 
     def supervise(k):
         received = []
-        forked = _forked.run_forked(lambda send, _: send(work(k)), received.append, deadline, stop.is_set)
+        try:
+            forked = _forked.run_forked(lambda send, _: send(work(k)), received.append, deadline, stop.is_set)
+        except _forked.ForkFailed:  # e.g. no memory to fork: this worker runs here, as a thread
+            return work(k)
         if forked.state == "died":
             raise RuntimeError(f"an engine worker process failed: {forked.detail}")
         return received[0] if received else None
