@@ -1,5 +1,8 @@
 """optitree.exact with threads > 1: forked worker processes (Linux) or threads, the same optima and valid bounds."""
 
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -17,6 +20,7 @@ BACKENDS = [pytest.param(True, id="processes",
 @pytest.fixture(params=BACKENDS)
 def backend(request, monkeypatch):
     monkeypatch.setattr(_parallel, "USE_PROCESSES", request.param)
+    monkeypatch.setattr(_parallel, "ALONE_SECONDS", 0.0)  # the workers start at once, even on small problems
     return request.param
 
 
@@ -88,6 +92,7 @@ def test_a_failing_worker_is_reported(backend, monkeypatch):
 
 @pytest.mark.skipif(not _forked.FORK_AVAILABLE, reason="forks on Linux only")
 def test_a_worker_that_cannot_fork_runs_as_a_thread(monkeypatch):
+    monkeypatch.setattr(_parallel, "ALONE_SECONDS", 0.0)
     forked = []
 
     def no_fork(work, on_message, deadline, stop=None):
@@ -98,3 +103,41 @@ def test_a_worker_that_cannot_fork_runs_as_a_thread(monkeypatch):
     X, y = noisy_xor(300, 4)
     res = solve(X, y, max_depth=3, threads=2)
     assert len(forked) == 2 and res.status == "optimal" and res.objective == contree_errors(X, y, 3)
+
+
+def test_an_exception_in_the_callback_stops_every_worker(backend):
+    """Ctrl-C (or any exception) while the workers run: raised at once, and no worker thread or process goes on."""
+    X, y = noisy_xor(1500, 0)
+    calls = []
+
+    def interrupt(point):
+        calls.append(point)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    before = threading.active_count()
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        solve(X, y, max_depth=4, callback=interrupt, threads=2)
+    assert time.perf_counter() - started < 10
+    deadline = time.perf_counter() + 5
+    while threading.active_count() > before and time.perf_counter() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() <= before  # the workers (or their supervisors) have ended
+
+
+@pytest.mark.skipif(not _forked.FORK_AVAILABLE, reason="forks on Linux only")
+def test_a_problem_solved_within_alone_seconds_forks_no_worker(monkeypatch):
+    forks = []
+
+    def no_fork(*args, **kwargs):
+        forks.append(args)
+        raise _forked.ForkFailed("counted")  # the worker then runs as a thread
+
+    monkeypatch.setattr(_forked, "run_forked", no_fork)
+    X, y = noisy_xor(60, 5)
+    for alone, forked in ((600.0, 0), (0.0, 2)):
+        monkeypatch.setattr(_parallel, "ALONE_SECONDS", alone)
+        forks.clear()
+        res = solve(X, y, max_depth=3, threads=2)
+        assert len(forks) == forked and res.status == "optimal" and res.objective == contree_errors(X, y, 3)

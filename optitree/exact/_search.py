@@ -370,9 +370,12 @@ class Search:
         p = int(self.allowed[node - 1].sum())
         return p * (2 + self.first_pass_work(depth - 1, 2 * node) + self.first_pass_work(depth - 1, 2 * node + 1))
 
-    def capped(self, cap: int):
-        """Context: the node budget lowered to ``cap`` more units; the search's own budget after it."""
-        return _Capped(self, cap)
+    def capped(self, cap: int | None = None, seconds: float | None = None):
+        """Context: the node budget lowered to ``cap`` more units and the deadline to ``seconds`` from now.
+
+        The search's own limits hold again after it.
+        """
+        return _Capped(self, cap, seconds)
 
     def sibling(self, poll) -> "Search":
         """A search of the same problem and budget sharing this one's cache, stopped when ``poll()`` is True.
@@ -388,20 +391,23 @@ class Search:
 
 
 class _Capped:
-    """:meth:`Search.capped`: a temporary node limit; a stop it caused is undone on exit."""
+    """:meth:`Search.capped`: a temporary node limit and deadline; a stop they caused is undone on exit."""
 
-    def __init__(self, search: Search, cap: int):
-        self.search, self.cap = search, cap
+    def __init__(self, search: Search, cap: int | None, seconds: float | None):
+        self.search, self.cap, self.seconds = search, cap, seconds
 
     def __enter__(self):
         s = self.search
-        self.saved = s.node_limit
-        s.node_limit = min(s.node_limit, s.nodes_used + self.cap)
+        self.saved = s.node_limit, s.deadline
+        if self.cap is not None:
+            s.node_limit = min(s.node_limit, s.nodes_used + self.cap)
+        if self.seconds is not None:
+            s.deadline = min(s.deadline, time.perf_counter() + self.seconds)
         return s
 
     def __exit__(self, *exc):
         s = self.search
-        s.node_limit = self.saved
+        s.node_limit, s.deadline = self.saved
         if s.exhausted and not s.interrupted:  # re-check against the search's own limits
             s.exhausted, s.stopped_by = False, None
             s.exhausted = s._over_budget()
