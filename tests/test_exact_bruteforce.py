@@ -398,3 +398,14 @@ def test_binary_kernel_equals_pycontree_on_one_hot_data():
     assert pair_kernel(prepare(X, y)) is not None
     errors = (pycontree.ConTree(max_depth=3).fit(X, y).predict(X) != y).sum()
     assert solve(X, y, max_depth=3).objective == errors
+
+
+def test_pair_kernel_only_for_few_thresholds_per_feature():
+    """Few thresholds per feature take the pair-count kernel; many (iris: 119 over 4 features) the sweep kernel."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    assert pair_kernel(prepare(X, y)) is None
+    rng = np.random.RandomState(0)
+    assert pair_kernel(prepare(rng.randint(0, 8, (200, 4)).astype(float), rng.randint(0, 2, 200))) is not None
+    assert pair_kernel(prepare(rng.randint(0, 20, (200, 4)).astype(float), rng.randint(0, 2, 200))) is None
