@@ -6,7 +6,7 @@ import pytest
 from optitree.exact import _anytime as anytime
 from optitree.exact import _api as api
 from optitree.exact import check_allowed, prepare, solve
-from optitree.exact._anytime import class_count_bound
+from optitree.exact._anytime import class_count_bound, two_level_class_count_bound
 from optitree.exact._api import _subset_bound as subset_bound
 from test_exact_bruteforce import brute_force, random_instance
 
@@ -183,6 +183,40 @@ def test_class_count_bound_never_exceeds_brute_force(block):
         assert bound <= optimum + 1e-9, seed
         positive += bound > 0
     assert positive >= 5
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_two_level_class_count_bound_never_exceeds_brute_force(block):
+    """The children's own class-count bounds: below every optimum, never below the one-level bound, and with
+    a budget spent at once still a bound; higher than the one-level bound on some instances."""
+    higher = 0
+    for seed in range(25 * block, 25 * block + 25):
+        X, y, w, opts = many_classes(seed)
+        optimum = brute_force(X, y, w, **opts)
+        data = prepare(X, y, w)
+        allowed = check_allowed(opts["allowed_features"], opts["max_depth"], X.shape[1])
+        args = (data, data.view, opts["max_depth"], allowed, opts["alpha"] / data.scale, opts["min_samples_leaf"])
+        one = class_count_bound(*args[:3], allowed[0], *args[4:]) * data.scale
+        two = two_level_class_count_bound(*args, lambda rows: False) * data.scale
+        stopped = two_level_class_count_bound(*args, lambda rows: True) * data.scale
+        assert one - 1e-9 <= two <= optimum + 1e-9, seed
+        assert stopped <= two + 1e-9 and stopped <= optimum + 1e-9, seed
+        higher += two > one + 1e-9
+    assert higher >= 3
+
+
+def test_two_level_bound_raises_a_many_class_stop():
+    """Ten classes at depth 3 stopped by the work limit: the reserve's two-level class-count bound is above the
+    one-level one (children of depth 2 keep 4 classes each, grandchildren 2) and below pycontree's optimum."""
+    pycontree = pytest.importorskip("pycontree")
+    rng = np.random.RandomState(5)
+    X, y = rng.randint(0, 20, size=(600, 4)).astype(float), rng.randint(0, 10, 600)
+    data = prepare(X, y)
+    one = class_count_bound(data, data.view, 3, np.ones(4, bool), 0.0, 1)
+    res = solve(X, y, max_depth=3, work_limit=20_000)
+    assert res.status == "work_limit"
+    optimum = (pycontree.ConTree(max_depth=3).fit(X, y).predict(X) != y).sum()
+    assert one < res.bound <= optimum
 
 
 def test_subset_bound_never_exceeds_the_optimum(monkeypatch):

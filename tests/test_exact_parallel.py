@@ -141,3 +141,19 @@ def test_a_problem_solved_within_alone_seconds_forks_no_worker(monkeypatch):
         forks.clear()
         res = solve(X, y, max_depth=3, threads=2)
         assert len(forks) == forked and res.status == "optimal" and res.objective == contree_errors(X, y, 3)
+
+
+@pytest.mark.skipif(not _forked.FORK_AVAILABLE, reason="forks on Linux only")
+def test_killed_workers_leave_the_start_tree_and_a_valid_bound(monkeypatch):
+    """Workers killed before they report (here 0.5 s into a 30 s limit): the incumbent of the search before
+    them, a bound that never exceeds the optimum, status time_limit."""
+    monkeypatch.setattr(_parallel, "ALONE_SECONDS", 0.0)
+    monkeypatch.setattr(_parallel, "KILL_GRACE", -0.9 * 30 + 0.5)  # the search's deadline is 0.9 x 30 s
+    X, y = noisy_xor(1500, 0)
+    started = time.perf_counter()
+    res = solve(X, y, max_depth=4, time_limit=30, threads=2)
+    assert time.perf_counter() - started < 10
+    optimum = contree_errors(X, y, 4)
+    assert res.status == "time_limit" and res.stopped_by == "time_limit"
+    assert res.bound <= optimum <= res.objective
+    assert (res.tree.predict(X).argmax(1) != y).sum() == res.objective

@@ -43,22 +43,63 @@ def class_count_bound(data: ExactData, view, depth: int, allowed, alpha: float, 
     ``allowed``: the features the root may split on; candidates leaving fewer than
     ``min_leaf`` rows on a side are skipped (they are not trees).
     """
-    n_classes = data.n_classes
-    drop = n_classes - 2 ** (depth - 1)
-    if data.is_regression or depth < 1 or drop <= 0:
+    if data.is_regression or depth < 1 or data.n_classes <= 2 ** (depth - 1):
         return 0.0
+    leaf, lightest = _root_candidates(data, view, depth, allowed, min_leaf)[:2]
+    return min(leaf, alpha + float(lightest.min(initial=np.inf)))
+
+
+def two_level_class_count_bound(data: ExactData, view, depth: int, allowed, alpha: float, min_leaf: int,
+                                out_of_budget) -> float:
+    """The class-count bound taken one level down: each root child's own class-count bound.
+
+    A root child is a leaf or splits into two sub-trees of depth ``D - 2``, so
+
+        OPT_D(S) >= min(leaf(S), alpha + min_c [B(L_c) + B(R_c)]),  B(A) = class_count_bound(A, D - 1),
+
+    and ``B(A) >= m_{D-1}(A)``: root candidates are taken by increasing one-level value, and
+    the search stops once that value reaches the best two-level sum, or when
+    ``out_of_budget(rows)`` (called before each candidate with its row count) is True -- the
+    one-level value of the next candidate then bounds the rest. On digits at depth 4: 175
+    where the one-level bound gives 18 (444 of 826 candidates, 4.5 s). ``allowed`` is the
+    per-node mask (rows 0-2: the root and its children).
+    """
+    if data.is_regression or depth < 2 or data.n_classes <= 2 ** (depth - 2):  # the children's bounds would be 0
+        return class_count_bound(data, view, depth, allowed[0], alpha, min_leaf)
+    leaf, lightest, feature, rank_threshold, n_left = _root_candidates(data, view, depth, allowed[0], min_leaf)
+    best = np.inf
+    for k in np.argsort(lightest, kind="stable"):
+        if lightest[k] >= best or out_of_budget(view.shape[1]):
+            best = min(best, lightest[k])
+            break
+        sides = K.partition(view, data.rank[feature[k]], int(rank_threshold[k]), int(n_left[k]))
+        best = min(best, sum(class_count_bound(data, side, depth - 1, allowed[1 + s], alpha, min_leaf)
+                             for s, side in enumerate(sides)))
+    return min(leaf, alpha + float(best))
+
+
+def _root_candidates(data: ExactData, view, depth: int, allowed, min_leaf: int):
+    """The root's split candidates with their one-level class-count value ``m_{D-1}(L_c) + m_{D-1}(R_c)``.
+
+    Returns ``(leaf, lightest, feature, rank_threshold, n_left)`` (arrays over candidates; the
+    root as a leaf), for classification at depth >= 1. ``lightest`` is 0 where a child can have
+    a leaf per class.
+    """
+    n_classes = data.n_classes
+    drop = max(n_classes - 2 ** (depth - 1), 0)
     rows = view[0]
     total = np.bincount(data.y[rows], weights=data.weight[rows], minlength=n_classes)
-    best = float(total.sum() - total.max())  # the root as a leaf
+    parts = []
     for f in np.flatnonzero(allowed):
-        _, n_left, _ = K.candidates(view, data.rank, data.weight, data.stats, data.loss_code, f, min_leaf)
-        if n_left.size == 0:
-            continue
+        rank_threshold, n_left, _ = K.candidates(view, data.rank, data.weight, data.stats, data.loss_code, f,
+                                                 min_leaf)
         left = data.class_prefix(view[f])[n_left - 1]
         right = np.maximum(total - left, 0.0)
         lightest = np.sort(left, axis=1)[:, :drop].sum(axis=1) + np.sort(right, axis=1)[:, :drop].sum(axis=1)
-        best = min(best, alpha + float(lightest.min()))
-    return best
+        parts.append((lightest, np.full(n_left.size, f), rank_threshold, n_left))
+    lightest, feature, rank_threshold, n_left = (np.concatenate([p[i] for p in parts] + [np.zeros(0, kind)])
+                                                 for i, kind in enumerate((float, int, int, int)))
+    return float(total.sum() - total.max()), lightest, feature, rank_threshold, n_left
 
 
 def subset_rows(data: ExactData, tree, rows, depth: int):

@@ -12,7 +12,7 @@ import numpy as np
 from greedy import Tree
 
 from ._data import ExactData, prepare
-from ._anytime import BOUND_RESERVE, class_count_bound, subset_rows
+from ._anytime import BOUND_RESERVE, class_count_bound, subset_rows, two_level_class_count_bound
 from ._scan import Subtree
 from ._parallel import parallel_branch
 from ._search import EPS, Search, check_allowed, per_node_features
@@ -205,6 +205,7 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         status, stopped_by = search.stop_status(), search.stopped_by or "time_limit"
         bound = max(bound, class_count_bound(data, view, int(max_depth), allowed[0], search.alpha, search.min_leaf))
         if reserve and status != "interrupted":
+            bound = max(bound, _two_level_bound(search, view, int(max_depth), start, time_limit, work_limit))
             bound = max(bound, _subset_bound(search, rows, tree, int(max_depth), start, time_limit, work_limit,
                                              threads))
         bound = min(bound, cost)
@@ -238,6 +239,30 @@ def _root_search(search: Search, view, depth: int, upper_bound: float, threads: 
                                on_improve=lambda c: trace.add(c, 0.0), first_pass=first_pass)
     return search.branch(view, depth, 1, upper_bound, best, nodes, on_improve=lambda c: trace.add(c, 0.0),
                          first_pass=first_pass)
+
+
+def _two_level_bound(search: Search, view, depth: int, start: float, time_limit, work_limit) -> float:
+    """The two-level class-count bound (:mod:`optitree.exact._anytime`) in half of the limits' reserve left.
+
+    Each root candidate counts its rows as work (``search.work_used``), so with ``work_limit``
+    the bound is a function of the inputs; the subset bound gets the rest.
+    """
+    now = time.perf_counter()
+    deadline = np.inf if time_limit is None else now + (start + float(time_limit) - now) / 2
+    work_cap = np.inf if work_limit is None else (int(work_limit) - search.work_used) // 2
+    spent = 0
+
+    def out_of_budget(rows):
+        nonlocal spent
+        if spent + rows > work_cap or time.perf_counter() >= deadline:
+            return True
+        spent += rows
+        return False
+
+    bound = two_level_class_count_bound(search.data, view, depth, search.allowed, search.alpha, search.min_leaf,
+                                        out_of_budget)
+    search.work_used += spent
+    return bound
 
 
 def _subset_bound(search: Search, rows, tree, depth: int, start: float, time_limit, work_limit, threads) -> float:

@@ -120,9 +120,11 @@ def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, 
             search.stopped_by = search.stopped_by or "callback"
             shared.request_stop()
 
-    run = _in_processes if USE_PROCESSES else _in_threads
     try:
-        outcomes = run(work, workers, watch, search.deadline + KILL_GRACE)
+        if USE_PROCESSES:
+            outcomes = _in_processes(work, workers, watch, search.deadline + KILL_GRACE)
+        else:
+            outcomes = _in_threads(work, workers, watch)
     except BaseException:  # e.g. KeyboardInterrupt, or raised by the callback: no worker goes on
         shared.request_stop()
         raise
@@ -145,7 +147,7 @@ def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, 
     return Subtree(winner.cost, min(winner.cost, min(s.lower_bound for s in subs)), winner.nodes)
 
 
-def _in_threads(work, workers: int, watch, deadline: float) -> list:
+def _in_threads(work, workers: int, watch) -> list:
     """``work(k)`` for each worker in a thread; ``watch()`` every :data:`POLL_SECONDS` meanwhile."""
     outcomes = [None] * workers
     errors = []
@@ -171,9 +173,10 @@ def _in_threads(work, workers: int, watch, deadline: float) -> list:
 def _in_processes(work, workers: int, watch, deadline: float) -> list:
     """``work(k)`` for each worker in a forked process, each supervised by a thread; ``watch()`` meanwhile.
 
-    A worker's outcome is ``None`` when it ended without one (stopped or killed); an exception
-    in a worker is raised here as a ``RuntimeError`` with its traceback. A worker that cannot
-    fork runs in its supervising thread instead.
+    A worker still running at ``deadline`` is killed. A worker's outcome is ``None`` when it
+    ended without one (stopped or killed); an exception in a worker is raised here as a
+    ``RuntimeError`` with its traceback. A worker that cannot fork runs in its supervising
+    thread instead.
     """
     stop = threading.Event()
 
@@ -188,6 +191,6 @@ def _in_processes(work, workers: int, watch, deadline: float) -> list:
         return received[0] if received else None
 
     try:  # the supervisors wait in select (no GIL); on an exception here the workers are stopped, then killed
-        return _in_threads(supervise, workers, watch, deadline)
+        return _in_threads(supervise, workers, watch)
     finally:
         stop.set()
