@@ -157,3 +157,13 @@ def test_killed_workers_leave_the_start_tree_and_a_valid_bound(monkeypatch):
     assert res.status == "time_limit" and res.stopped_by == "time_limit"
     assert res.bound <= optimum <= res.objective
     assert (res.tree.predict(X).argmax(1) != y).sum() == res.objective
+
+
+def test_workers_share_the_work_limit(backend):
+    """Two workers stop within one work limit (each gets half of what is left; a refused unit is counted)."""
+    X, y = noisy_xor(1500, 0)
+    for work_limit in (200_000, 2_000_000):
+        res = solve(X, y, max_depth=4, work_limit=work_limit, threads=2)
+        assert res.status == "work_limit" and res.stopped_by == "work_limit"
+        assert work_limit / 2 <= res.work <= work_limit + 3 * X.shape[0], work_limit
+        assert (res.tree.predict(X).argmax(1) != y).sum() == res.objective

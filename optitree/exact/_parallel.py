@@ -84,7 +84,9 @@ def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, 
     """:meth:`Search.branch` at the root with its features (best stump first) dealt round-robin to ``threads`` workers.
 
     The search first runs alone for :data:`ALONE_SECONDS`; the workers start from what it
-    cached and from its incumbent.
+    cached and from its incumbent. A node or work limit is shared: each worker gets an equal
+    part of what the search has left.
+
     The optimum is the least of the workers' incumbents, the bound the least of their bounds
     (each valid for its features below the common cutoff). ``search`` gets the work of all of
     them, and their stop (``exhausted``, ``interrupted``). A forked worker that ends without
@@ -102,8 +104,14 @@ def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, 
     workers = max(1, min(int(threads), features.size))
     shared = SharedIncumbent(min(best, upper_bound), workers)
 
+    def share(limit, used):  # of a node or work limit, what each worker may spend: the total stays within it
+        return limit if not np.isfinite(limit) else max(0, int(limit - used) // workers)
+
+    node_limit, work_limit = share(search.node_limit, search.nodes_used), share(search.work_limit, search.work_used)
+
     def work(k):
         sub = search.sibling(poll=shared.stop_requested)
+        sub.node_limit, sub.work_limit = node_limit, work_limit
         result = sub.branch(view, depth, 1, upper_bound, best, best_nodes, None, features[k::workers],
                             shared.worker(k), first_pass)
         return result, sub.nodes_used, sub.work_used, sub.stopped_by, sub.exhausted, sub.interrupted
