@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 from optitree import _forked
-from optitree.exact import _parallel, solve
+from optitree.exact import _parallel, _shared, solve
+from optitree.exact._scan import Subtree
 from optitree.exact._search import Search
+from optitree.exact._shared import ResultLog, SharedCache
 from test_exact_bruteforce import brute_force, check_tree, random_instance, relabel, tree_cost
 from test_exact_engine import contree_errors
 
@@ -167,3 +169,52 @@ def test_workers_share_the_work_limit(backend):
         assert res.status == "work_limit" and res.stopped_by == "work_limit"
         assert work_limit / 2 <= res.work <= work_limit + 3 * X.shape[0], work_limit
         assert (res.tree.predict(X).argmax(1) != y).sum() == res.objective
+
+
+def exact(cost):
+    return Subtree(float(cost), float(cost), (0, 1, None, None))
+
+
+@pytest.mark.skipif(not _forked.FORK_AVAILABLE, reason="forks on Linux only")
+def test_result_log_passes_records_across_a_fork_and_drops_what_does_not_fit(monkeypatch):
+    records = [((bytes([k]) * 40, 3, 0), exact(k)) for k in range(3)]
+
+    def child(send, stop):
+        for key, result in records:
+            log.publish(1, key, result)
+        log.publish(1, (b"x" * (2 << 20), 3, 0), exact(9))  # larger than the part: dropped
+
+    monkeypatch.setattr(_shared, "LOG_BYTES", 1 << 20)
+    log = ResultLog(2)
+    assert _forked.run_forked(child, lambda m: None, time.perf_counter() + 60).state == "finished"
+    assert list(log.new(0)) == records
+    assert list(log.new(0)) == []  # read once
+    log.publish(0, (b"y", 3, 0), exact(5))
+    assert list(log.new(0)) == []  # a worker does not read its own part
+
+
+def test_shared_cache_publishes_exact_results_and_takes_only_what_it_lacks():
+    log = ResultLog(2)
+    mine = SharedCache({}, log, 0, range(3, 4))
+    theirs = SharedCache({}, log, 1, range(3, 4))
+    theirs[(b"a", 3, 0)] = exact(4)
+    theirs[(b"b", 3, 0)] = exact(7)
+    theirs[(b"c", 3, 0)] = Subtree(9.0, 2.0, None)  # not exact: not published
+    theirs[(b"d", 2, 0)] = exact(1)  # not a shared depth
+    mine[(b"b", 3, 0)] = Subtree(8.0, 3.0, None)  # mine, not exact: replaced
+    mine[(b"a", 3, 0)] = exact(4.0)  # mine, exact: kept
+    assert mine.get((b"z", 3, 0)) is None  # a lookup at a shared depth takes the new results
+    assert mine[(b"b", 3, 0)] == exact(7) and mine[(b"a", 3, 0)] == exact(4)
+    assert (b"c", 3, 0) not in mine and (b"d", 2, 0) not in mine
+    assert [key for key, _ in log.new(1)] == [(b"a", 3, 0)]  # what worker 0 published: its exact result
+
+
+def test_two_workers_sharing_results_at_depth_5_find_contrees_optimum(backend):
+    from optitree import datasets
+
+    X, y, _ = datasets.load("monks2")
+    X = np.column_stack([(X[:, j] == v).astype(float) for j in range(X.shape[1]) for v in np.unique(X[:, j])])
+    y = np.unique(y, return_inverse=True)[1]
+    res = solve(X, y, max_depth=5, threads=2)
+    assert res.status == "optimal" and res.objective == contree_errors(X, y, 5)
+    assert (res.tree.predict(X).argmax(1) != y).sum() == res.objective
