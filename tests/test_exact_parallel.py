@@ -193,6 +193,7 @@ def test_result_log_passes_records_across_a_fork_and_drops_what_does_not_fit(mon
     assert list(log.new(0)) == []  # a worker does not read its own part
 
 
+@pytest.mark.skipif(not _forked.FORK_AVAILABLE, reason="forks on Linux only")
 def test_shared_cache_publishes_exact_results_and_takes_only_what_it_lacks():
     log = ResultLog(2)
     mine = SharedCache({}, log, 0, range(3, 4))
