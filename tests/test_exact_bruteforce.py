@@ -387,13 +387,18 @@ def test_binary_features_equal_brute_force(block):
         check_tree(res.tree, X, y, w, opts)
 
 
+def one_hot(X):
+    """An indicator column ``x_j == v`` for every value ``v`` of every column ``j``."""
+    return np.column_stack([(X[:, j] == v).astype(float) for j in range(X.shape[1]) for v in np.unique(X[:, j])])
+
+
 def test_binary_kernel_equals_pycontree_on_one_hot_data():
     """tic-tac-toe one-hot (27 binary columns) at depth 3: the pair-count kernel's optimum is pycontree's."""
     pycontree = pytest.importorskip("pycontree")
     from optitree import datasets
 
     X, y, _ = datasets.load("tic_tac_toe")
-    X = np.column_stack([(X[:, j] == v).astype(float) for j in range(X.shape[1]) for v in np.unique(X[:, j])])
+    X = one_hot(X)
     y = np.unique(y, return_inverse=True)[1]
     assert pair_kernel(prepare(X, y)) is not None
     errors = (pycontree.ConTree(max_depth=3).fit(X, y).predict(X) != y).sum()

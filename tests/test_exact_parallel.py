@@ -11,7 +11,7 @@ from optitree.exact import _parallel, _shared, solve
 from optitree.exact._scan import Subtree
 from optitree.exact._search import Search
 from optitree.exact._shared import ResultLog, SharedCache
-from test_exact_bruteforce import brute_force, check_tree, random_instance, relabel, tree_cost
+from test_exact_bruteforce import brute_force, check_tree, one_hot, random_instance, relabel, tree_cost
 from test_exact_engine import contree_errors
 
 BACKENDS = [pytest.param(True, id="processes",
@@ -214,7 +214,7 @@ def test_two_workers_sharing_results_at_depth_5_find_contrees_optimum(backend):
     from optitree import datasets
 
     X, y, _ = datasets.load("monks2")
-    X = np.column_stack([(X[:, j] == v).astype(float) for j in range(X.shape[1]) for v in np.unique(X[:, j])])
+    X = one_hot(X)
     y = np.unique(y, return_inverse=True)[1]
     res = solve(X, y, max_depth=5, threads=2)
     assert res.status == "optimal" and res.objective == contree_errors(X, y, 5)

@@ -59,27 +59,27 @@ def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, 
     a result (killed after an interruption or :data:`KILL_GRACE` past the deadline) counts as a
     search stopped before its first step: the start tree, bound 0.
     """
+    features = search.feature_order(view, 1)
     with search.capped(seconds=ALONE_SECONDS):  # most small problems end here, without the cost of forking
-        alone = search.branch(view, depth, 1, upper_bound, best, best_nodes, on_improve, first_pass=first_pass)
+        alone = search.branch(view, depth, 1, upper_bound, best, best_nodes, on_improve, features,
+                              first_pass=first_pass)
         capped = search.exhausted
     if not capped or search.exhausted:  # solved, or stopped by the search's own limits
         return alone
     if alone.cost < best - EPS:
         best, best_nodes = alone.cost, alone.nodes
-    features = search.feature_order(view, 1)
     workers = max(1, min(int(threads), features.size))
     shared = SharedIncumbent(min(best, upper_bound), workers)
 
     def share(limit, used):  # of a node or work limit, what each worker may spend: the total stays within it
-        return limit if not np.isfinite(limit) else max(0, int(limit - used) // workers)
+        return None if not np.isfinite(limit) else max(0, int(limit - used) // workers)
 
     node_limit, work_limit = share(search.node_limit, search.nodes_used), share(search.work_limit, search.work_used)
 
     log = ResultLog(workers) if USE_PROCESSES and depth - 2 >= SHARED_FROM_DEPTH else None
 
     def work(k):
-        sub = search.sibling(poll=shared.stop_requested)
-        sub.node_limit, sub.work_limit = node_limit, work_limit
+        sub = search.sibling(shared.stop_requested, node_limit, work_limit)
         if log is not None:  # in the worker's process: its copy of the cache becomes a shared one
             sub.cache = SharedCache(sub.cache, log, k, range(SHARED_FROM_DEPTH, depth - 1))
         result = sub.branch(view, depth, 1, upper_bound, best, best_nodes, None, features[k::workers],

@@ -377,15 +377,15 @@ class Search:
         """
         return _Capped(self, cap, seconds)
 
-    def sibling(self, poll) -> "Search":
-        """A search of the same problem and budget sharing this one's cache, stopped when ``poll()`` is True.
+    def sibling(self, poll, node_limit, work_limit) -> "Search":
+        """A search of the same problem and deadline sharing this one's cache, stopped when ``poll()`` is True.
 
-        The cache is shared: a sub-problem solved by one thread is not solved again by another
-        (a dict's get and set are atomic; two threads storing one key store two valid results).
+        ``node_limit`` and ``work_limit`` (None: none) are its own. The cache is shared: a
+        sub-problem solved by one thread is not solved again by another (a dict's get and set are
+        atomic; two threads storing one key store two valid results).
         """
-        sibling = Search(self.data, self.allowed, self.alpha, self.min_leaf, self.deadline,
-                         None if not np.isfinite(self.node_limit) else self.node_limit, poll,
-                         None if not np.isfinite(self.work_limit) else self.work_limit, self.anytime)
+        sibling = Search(self.data, self.allowed, self.alpha, self.min_leaf, self.deadline, node_limit, poll,
+                         work_limit, self.anytime)
         sibling.cache = self.cache
         return sibling
 

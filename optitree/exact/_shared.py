@@ -6,6 +6,7 @@ others write without passing through the parent.
 
 from __future__ import annotations
 
+import copy
 import mmap
 import multiprocessing
 import pickle
@@ -44,8 +45,8 @@ class SharedIncumbent:
 
     def worker(self, k: int) -> "SharedIncumbent":
         """The view of worker ``k``: :meth:`offer` writes its slot."""
-        view = object.__new__(SharedIncumbent)
-        view._memory, view._slots, view.slot = self._memory, self._slots, k
+        view = copy.copy(self)  # the same shared slots
+        view.slot = k
         return view
 
     @property
