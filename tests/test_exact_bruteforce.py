@@ -364,16 +364,24 @@ def test_anytime_first_pass_keeps_the_optimum_and_its_stopped_bounds_valid():
 
 
 @pytest.mark.parametrize("block", range(3))
-def test_binary_features_equal_brute_force(block):
-    """All-binary data takes the pair-count kernel (optitree.exact._binary); its optima are the brute force's,
-    with weights, 2-4 classes, alpha, a minimum leaf size and per-level or per-node features."""
+def test_binary_features_equal_brute_force(block, monkeypatch):
+    """All-binary data takes the pair-count kernel (optitree.exact._binary) and, at depth 3, the candidate loop
+    without feature scans (``Search.branch_binary``); its optima are the brute force's, with weights, 2-4 classes,
+    alpha, a minimum leaf size and per-level or per-node features, and searches stopped by a node or work limit
+    keep a bound below the optimum."""
+    loops = []
+    branch_binary = search_module.Search.branch_binary
+    monkeypatch.setattr(search_module.Search, "branch_binary", lambda *a: loops.append(1) or branch_binary(*a))
+    stopped_bounds = 0
     for seed in range(40 * block, 40 * block + 40):
         rng = np.random.RandomState(seed)
         n, p = rng.randint(4, 15), rng.randint(1, 6)
         X = (rng.rand(n, p) < rng.uniform(0.2, 0.8)).astype(float) * rng.choice([1.0, -3.0])
         y = rng.randint(0, rng.randint(2, 5), n)
+        if rng.rand() < 0.5:  # the parity of up to three columns: optima of 0 that need depth 3
+            y = (X[:, :3] != 0).sum(axis=1) % 2
         w = None if rng.rand() < 0.4 else rng.choice([0.5, 1.0, 2.0, 3.0], size=n)
-        depth = int(rng.randint(1, 4))
+        depth = int(rng.randint(1, 5))
         allowed = None
         if p > 1 and rng.rand() < 0.4:
             allowed = rng.rand(rng.choice([depth, 2**depth - 1]), p) < 0.7
@@ -385,6 +393,59 @@ def test_binary_features_equal_brute_force(block):
         assert res.objective == pytest.approx(optimum, abs=1e-9), seed
         assert res.status == "optimal"
         check_tree(res.tree, X, y, w, opts)
+        if depth >= 3:
+            for limit in ({"node_limit": 3}, {"node_limit": 9}, {"work_limit": 4 * n}):
+                stopped = solve(X, y, w, **limit, **opts)
+                assert stopped.bound <= optimum + 1e-9 <= stopped.objective + 1e-9, (seed, limit)
+                stopped_bounds += stopped.status != "optimal" and stopped.bound > 0
+    assert loops and stopped_bounds > 0
+
+
+def test_binary_loop_bounds_of_stopped_searches_stay_below_the_optimum():
+    """Parity of three binary columns (optima near 0 that the depth-2 start misses), stopped after every few
+    units of work at depth 3 and 4: the bound never exceeds the brute-forced optimum, with and without
+    per-node features."""
+    checked = 0
+    for seed in range(30):
+        rng = np.random.RandomState(seed)
+        n, p = rng.randint(10, 17), rng.randint(4, 7)
+        X = (rng.rand(n, p) < 0.5).astype(float)
+        y = (X[:, rng.choice(p, 3, replace=False)].sum(axis=1).astype(int) + (rng.rand(n) < 0.1)) % 2
+        depth = 3 + seed % 2
+        allowed = None
+        if seed % 3 == 0:  # one feature at the root: its candidate is the loop's last, often stopped inside
+            allowed = rng.rand(2**depth - 1, p) < 0.8
+            allowed[0] = np.arange(p) == rng.randint(p)
+        opts = dict(max_depth=depth, alpha=float(rng.choice([0.0, 0.5])), min_samples_leaf=1,
+                    allowed_features=allowed)
+        optimum = brute_force(X, y, None, **opts)
+        for limit in range(1, 60):
+            stopped = solve(X, y, node_limit=limit, **opts)
+            assert stopped.bound <= optimum + 1e-9 <= stopped.objective + 1e-9, (seed, limit)
+            checked += stopped.status == "node_limit" and stopped.bound > 0
+    assert checked > 0
+
+
+def test_binary_loop_does_the_scans_work():
+    """``Search.branch_binary`` solves what the feature scans would: the same trees, bounds and work units."""
+    from optitree import datasets
+
+    X, y, _ = datasets.load("monks2")
+    X = one_hot(X)
+    fast = solve(X, y, max_depth=4)
+    original = search_module.Search.__init__
+
+    def without_loop(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self.binary = False
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(search_module.Search, "__init__", without_loop)
+        scans = solve(X, y, max_depth=4)
+    assert fast.status == scans.status == "optimal"
+    assert (fast.objective, fast.work, fast.n_evaluated) == (scans.objective, scans.work, scans.n_evaluated)
+    for field in ("feature", "threshold", "children_left", "children_right"):
+        assert np.array_equal(getattr(fast.tree, field), getattr(scans.tree, field), equal_nan=True), field
 
 
 def one_hot(X):

@@ -129,7 +129,7 @@ class FeatureScan:
                 left, right = K.partition(self.view, d.rank[self.feature], r, int(self.n_left[mid]))
                 slack = max(self.dist_left[mid] - self.dist_left[lo],
                             self.dist_left[hi] - self.dist_left[mid])
-                sides = self._solve_children(left, right, limit, slack)
+                sides = s._solve_children((left, right), self.depth - 1, self.node, limit, slack)
             self.queue.pop(k)
             # a child stopped by the budget may know less than the neighbours' bounds: keep the larger
             near_left, near_right = K.point_bounds(mid, a, b, self.dist_left, self.solved_left, self.solved_right,
@@ -266,19 +266,6 @@ class FeatureScan:
             self._push(mid + 1, hi, mid, b)
         if lo < mid:
             self._push(lo, mid - 1, a, mid)
-
-    def _solve_children(self, left, right, limit, slack):
-        s = self.search
-        first, second = (0, 1) if left.shape[1] >= right.shape[1] else (1, 0)
-        views = (left, right)
-        out = [None, None]
-        out[first] = s._solve(views[first], self.depth - 1, 2 * self.node + first, limit)
-        remaining = limit - out[first].lower_bound
-        if remaining + slack > EPS or abs(remaining) <= EPS:
-            out[second] = s._solve(views[second], self.depth - 1, 2 * self.node + second, remaining + slack)
-        else:
-            out[second] = s.known(views[second], self.depth - 1, 2 * self.node + second)
-        return out
 
     def open_bound(self) -> float:
         """Lowest children bound over candidates not yet resolved (after a stop)."""

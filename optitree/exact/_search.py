@@ -107,6 +107,7 @@ class Search:
         self._next_poll = time.perf_counter() + POLL_SECONDS
         self.cache: dict = {}
         self.best_first = max(len(t) for t in data.thresholds) >= BEST_FIRST_THRESHOLDS
+        self.binary = max(len(t) for t in data.thresholds) <= 1  # one candidate per feature: branch_binary
         self._relaxed: Search | None = None  # the same search without min_leaf (relaxed_bounds)
 
     def monotone_at(self, depth: int) -> bool:
@@ -300,8 +301,12 @@ class Search:
         38 602 -> 28 244, banknote-like depth 3 9 636 -> 8 756, wilt-like 1 500 rows depth 4
         118 782 -> 115 335; on categorical sets (tic-tac-toe, car, monks2 at depths 4 and 5) it
         did 6-28 % more, hence the threshold.
+
+        At depth 3 on data whose features all have one threshold, :meth:`branch_binary`.
         """
         features = self.feature_order(view, node) if features is None else features
+        if self.binary and depth == 3:
+            return self.branch_binary(view, node, upper_bound, best, best_nodes, on_improve, features, shared)
         started = []  # (scan, its run) per feature, in order
 
         def cutoff():
@@ -350,6 +355,62 @@ class Search:
             return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
         open_bound = min([scan.unresolved for scan, _ in started], default=np.inf)
         return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
+
+    def branch_binary(self, view, node, upper_bound, best, best_nodes, on_improve, features, shared) -> Subtree:
+        """:meth:`branch` at depth 3 when every feature has one threshold (binary and one-hot data).
+
+        Each feature has at most one candidate, so its :class:`FeatureScan` has no neighbours
+        to bound and would solve that candidate's children and nothing else; this loop solves
+        them directly, the same work in the same order, without a scan's set-up. Measured
+        (one-hot, depth 5, same work units): tic-tac-toe 2.45 -> 1.91 s, car 0.82 -> 0.60 s,
+        balance-scale 0.42 -> 0.28 s, monks2 0.169 -> 0.139 s.
+        """
+        d, alpha, m = self.data, self.alpha, view.shape[1]
+        n_left = (d.rank[features][:, view[0]] == 0).sum(axis=1)  # rows on the left of each feature's split
+        unresolved = np.inf  # lowest children bound of a solved candidate that is not exact
+
+        def cutoff():
+            return min(best, upper_bound, np.inf if shared is None else shared.value)
+
+        for f, left_rows in zip(features, n_left):
+            limit = cutoff() - alpha
+            if limit <= EPS:  # no split can beat the cutoff
+                break
+            if left_rows < self.min_leaf or m - left_rows < self.min_leaf:
+                continue
+            try:
+                self.spend(m)
+            except BudgetExhausted:  # this candidate and the ones after it are open: no bound above 0
+                return Subtree(best, min(cutoff(), alpha), best_nodes)
+            left, right = K.partition(view, d.rank[f], 0, int(left_rows))
+            sides = self._solve_children((left, right), 2, node, limit, 0.0)
+            cost = alpha + sides[0].cost + sides[1].cost
+            if not (sides[0].exact and sides[1].exact):
+                bound = sides[0].lower_bound + sides[1].lower_bound
+                if bound < limit - EPS:
+                    unresolved = min(unresolved, bound)
+            if cost < best - EPS:
+                best, best_nodes = cost, (int(f), 0, sides[0].nodes, sides[1].nodes)
+                if (shared is None or shared.offer(best)) and on_improve is not None:
+                    on_improve(best)
+        return Subtree(best, min(cutoff(), alpha + unresolved), best_nodes)
+
+    def _solve_children(self, views, depth, node, limit, slack):
+        """The two children (``views``, left and right) of a candidate at ``node`` against ``limit``.
+
+        The larger child is solved first against ``limit``; the smaller one against what its
+        bound leaves plus ``slack`` (the distance to the candidate's interval ends, so that its
+        bound can prune the neighbours too), or only looked up when nothing is left.
+        """
+        first, second = (0, 1) if views[0].shape[1] >= views[1].shape[1] else (1, 0)
+        out = [None, None]
+        out[first] = self._solve(views[first], depth, 2 * node + first, limit)
+        remaining = limit - out[first].lower_bound
+        if remaining + slack > EPS or abs(remaining) <= EPS:
+            out[second] = self._solve(views[second], depth, 2 * node + second, remaining + slack)
+        else:
+            out[second] = self.known(views[second], depth, 2 * node + second)
+        return out
 
     def feature_order(self, view, node: int) -> np.ndarray:
         """The features allowed at ``node``, the best single split's cost first (:func:`_kernels.stump_order`).
