@@ -9,7 +9,8 @@ import pytest
 from optitree import _forked
 from optitree.exact import _parallel, _shared, solve
 from optitree.exact._scan import Subtree
-from optitree.exact._search import Search
+from optitree.exact import prepare
+from optitree.exact._search import Search, check_allowed
 from optitree.exact._shared import ResultLog, SharedCache
 from test_exact_bruteforce import brute_force, check_tree, one_hot, random_instance, relabel, tree_cost
 from test_exact_engine import contree_errors
@@ -219,3 +220,95 @@ def test_two_workers_sharing_results_at_depth_5_find_contrees_optimum(backend):
     res = solve(X, y, max_depth=5, threads=2)
     assert res.status == "optimal" and res.objective == contree_errors(X, y, 5)
     assert (res.tree.predict(X).argmax(1) != y).sum() == res.objective
+
+
+def test_feature_claims_move_the_least_worked_feature_of_a_busy_worker_once():
+    """Features 0-3 dealt to worker 0, 4 to worker 1, 5 to none: worker 1 takes worker 0's open feature with the
+    least work, never a worker's last one, never one taken over before, finished or not searched."""
+    claims = _shared.FeatureClaims([0, 0, 0, 0, 1, -1])
+    zero, one = claims.worker(0), claims.worker(1)
+    zero.record(0, 500, finished=False)
+    zero.record(1, 40, finished=True)  # the least work, but finished
+    zero.record(2, 90, finished=False)
+    zero.record(3, 70, finished=False)
+    assert one.take_over() == 3 and one.holds(3) and not zero.holds(3)
+    assert one.take_over() == 2  # worker 0 still holds feature 0 besides it
+    assert one.take_over() is None  # feature 0 is worker 0's last unfinished one
+    assert zero.take_over() == 4  # worker 1 holds 2 and 3 besides it, which were taken over already
+    assert one.take_over() == 0  # open, and worker 0 now holds feature 4 besides it
+    assert zero.take_over() is None and one.take_over() is None  # no feature moves twice
+    assert zero.holds(4) and one.holds(0) and not zero.holds(5) and not one.holds(5)
+
+
+@pytest.mark.skipif(not _forked.FORK_AVAILABLE, reason="forks on Linux only")
+def test_feature_claims_are_seen_across_a_fork():
+    claims = _shared.FeatureClaims([0, 0, 1])
+
+    def child(send, stop):
+        send(claims.worker(1).take_over())
+
+    taken = []
+    assert _forked.run_forked(child, taken.append, time.perf_counter() + 60).state == "finished"
+    assert taken == [0] and claims.worker(1).holds(0) and not claims.worker(0).holds(0)
+
+
+def test_taken_over_features_keep_the_optimum_and_valid_bounds(backend, monkeypatch):
+    """Worker 0 gets the root's first feature and most of the others; worker 1, done first, takes some over:
+    the optimum is the brute force's and pycontree's, and searches stopped meanwhile keep bounds below it."""
+    taken = []
+    take_over = _shared.FeatureClaims.take_over
+
+    def counted(self):
+        feature = take_over(self)
+        taken.append(feature)
+        return feature
+
+    monkeypatch.setattr(_shared.FeatureClaims, "take_over", counted)
+    X, y = noisy_xor(300, 3)
+    res = solve(X, y, max_depth=4, time_limit=600, threads=2)
+    assert res.status == "optimal" and res.objective == res.bound == contree_errors(X, y, 4)
+    assert (res.tree.predict(X).argmax(1) != y).sum() == res.objective
+    for seed in range(3100, 3130):
+        X, y, w, opts = random_instance(seed, depth=3)
+        y = relabel(y)
+        expected = brute_force(X, y, w, **opts)
+        assert solve(X, y, w, threads=2, **opts).objective == pytest.approx(expected, abs=1e-9), seed
+        for limit in (5, 20):
+            stopped = solve(X, y, w, threads=2, node_limit=limit, **opts)
+            assert stopped.bound <= expected + 1e-9 <= stopped.objective + 1e-9, (seed, limit)
+    if not backend:  # threads: the take-overs were counted in this process
+        assert any(feature is not None for feature in taken)
+
+
+def test_worker_searches_cover_every_feature_after_take_overs():
+    """Two workers' searches run one after the other: worker 1, dealt the root's last feature, takes over all of
+    worker 0's but one; worker 0 then searches only the one it holds. The least of their costs is the
+    brute-forced optimum, and with a node limit the least of their bounds stays below it."""
+    moved = 0
+    for seed in range(60):
+        rng = np.random.RandomState(seed)
+        n, p = rng.randint(8, 15), rng.randint(3, 6)
+        X = rng.randint(0, 4, size=(n, p)).astype(float)
+        y = rng.randint(0, 2, n)
+        alpha = float(rng.choice([0.0, 0.5]))
+        expected = brute_force(X, y, None, max_depth=3, alpha=alpha, min_samples_leaf=1, allowed_features=None)
+        data = prepare(X, y)
+        for node_limit in (None, 4, 12):
+            search = Search(data, check_allowed(None, 3, p), alpha / data.scale, 1, np.inf, node_limit)
+            features = search.feature_order(data.view, 1)
+            owners = np.zeros(p, int)
+            owners[features[-1]] = 1
+            claims, shared = _shared.FeatureClaims(owners), _shared.SharedIncumbent(np.inf, 2)
+            start = search.leaf_cost(data.view)
+            results = [None, None]
+            for k, dealt in ((1, features[-1:]), (0, features[:-1])):
+                worker = search.sibling(None, node_limit, None)
+                results[k] = worker.branch(data.view, 3, 1, np.inf, start, None, None, dealt, shared.worker(k),
+                                           False, claims.worker(k))
+            moved += sum(claims.worker(1).holds(f) for f in features[:-1])
+            cost = min(r.cost for r in results) * data.scale
+            bound = min(r.lower_bound for r in results) * data.scale
+            assert bound <= expected + 1e-9 <= cost + 1e-9, (seed, node_limit)
+            if node_limit is None:
+                assert cost == pytest.approx(expected, abs=1e-9) and bound == pytest.approx(expected, abs=1e-9), seed
+    assert moved > 0

@@ -273,7 +273,7 @@ class Search:
         return FeatureScan(self, view, feature, depth, node, self.relaxed_bounds(view, depth, node, feature, cutoff))
 
     def branch(self, view, depth, node, upper_bound, best, best_nodes, on_improve=None, features=None,
-               shared=None, first_pass=False) -> Subtree:
+               shared=None, first_pass=False, claims=None) -> Subtree:
         """Search the splits of ``view`` feature by feature, from the incumbent ``best`` (``best_nodes``).
 
         ``on_improve(cost)`` is called at each new incumbent. Returns on a spent budget too.
@@ -281,6 +281,12 @@ class Search:
         :class:`SharedIncumbent`) is the best cost found by the searches of the other features
         (:func:`parallel_branch`): it prunes here as this search's own incumbent does, and the
         returned bound ``min(cutoff, alpha + unresolved)`` holds for trees split on ``features``.
+
+        ``claims`` (a :class:`~optitree.exact._shared.FeatureClaims` of the workers of
+        :func:`parallel_branch`): a feature taken over by another worker is left to it (its
+        scan is neither continued nor counted in the bound), and once its own features are done
+        this search takes over another worker's unfinished one. The bound then holds for trees
+        split on the features it holds at the end.
 
         ``first_pass`` (anytime): every feature's scan first solves one candidate (its middle)
         before any scan runs to its end, so that a search stopped early has neighbour bounds
@@ -307,10 +313,13 @@ class Search:
         features = self.feature_order(view, node) if features is None else features
         if self.binary and depth == 3:
             return self.branch_binary(view, node, upper_bound, best, best_nodes, on_improve, features, shared)
-        started = []  # (scan, its run) per feature, in order
+        started = []  # (scan, its run): the features in order, then those taken over (claims)
 
         def cutoff():
             return min(best, upper_bound, np.inf if shared is None else shared.value)
+
+        def held(f):  # whether this search still searches feature f (another worker may have taken it over)
+            return claims is None or claims.holds(f)
 
         def take(steps):
             nonlocal best, best_nodes
@@ -324,6 +333,26 @@ class Search:
             scan = self.scan(view, int(f), depth, node, cutoff())
             started.append((scan, scan.run(cutoff)))
             return started[-1][1]
+
+        def steps(k):  # the steps of started[k] while its feature is held, their work published to claims
+            scan, run = started[k]
+            while held(scan.feature):
+                used = self.work_used
+                step = next(run, None)
+                if claims is not None:
+                    claims.record(scan.feature, self.work_used - used, finished=step is None)
+                if step is None:
+                    return
+                yield step
+
+        def start_next():  # the next feature not started, or one taken over from another worker; False: none
+            if len(started) < len(features):
+                start(features[len(started)])
+                return True
+            taken = None if claims is None else claims.take_over()
+            if taken is not None:
+                start(taken)
+            return taken is not None
 
         try:
             if first_pass:
@@ -339,21 +368,29 @@ class Search:
                 for f in features[len(started):]:
                     start(f)
                 active = list(range(len(started)))
-                while active and cutoff() > self.alpha + EPS:
+                while cutoff() > self.alpha + EPS:
+                    if claims is not None:  # a feature taken over by another worker is its own
+                        active = [j for j in active if held(started[j][0].feature)]
+                    if not active:
+                        if not start_next():
+                            break
+                        active.append(len(started) - 1)
                     k = min(active, key=lambda j: (started[j][0].priority, j))
-                    steps = list(itertools.islice(started[k][1], 1))
-                    take(steps)
-                    if not steps:
+                    found = list(itertools.islice(steps(k), 1))
+                    take(found)
+                    if not found:
                         active.remove(k)
-            for k, f in enumerate(features):
-                if cutoff() <= self.alpha + EPS:  # no split can beat the cutoff: open scans do not matter
+            k = 0
+            while cutoff() > self.alpha + EPS:  # else no split can beat the cutoff: open scans do not matter
+                if k == len(started) and not start_next():
                     break
-                take(started[k][1] if k < len(started) else start(f))
+                take(steps(k))
+                k += 1
         except BudgetExhausted:
-            open_bound = min([scan.open_bound() for scan, _ in started] +
-                             [0.0 if len(started) < len(features) else np.inf])
+            open_bound = min([scan.open_bound() for scan, _ in started if held(scan.feature)] +
+                             [0.0 if any(held(f) for f in features[len(started):]) else np.inf])
             return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
-        open_bound = min([scan.unresolved for scan, _ in started], default=np.inf)
+        open_bound = min([scan.unresolved for scan, _ in started if held(scan.feature)], default=np.inf)
         return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
 
     def branch_binary(self, view, node, upper_bound, best, best_nodes, on_improve, features, shared) -> Subtree:

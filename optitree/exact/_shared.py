@@ -1,4 +1,4 @@
-"""State shared by the forked workers of :mod:`optitree.exact._parallel`: the incumbent cost and exact results.
+"""State shared by the workers of :mod:`optitree.exact._parallel`: the incumbent, the root's features, exact results.
 
 Both live in anonymous shared mappings made before the fork, so every worker reads what the
 others write without passing through the parent.
@@ -65,6 +65,62 @@ class SharedIncumbent:
 
     def stop_requested(self) -> bool:
         return bool(self._slots[-1])
+
+
+class FeatureClaims:
+    """Which worker searches each root feature; a worker whose features are done takes over one of another's.
+
+    One row per feature in memory shared across a fork: the worker that searches it (``-1``:
+    none), the work spent on it so far (published by that worker) and whether it is finished
+    or was taken over. A worker left without features takes over (:meth:`take_over`) the
+    unfinished feature of another worker with the least work spent on it, the work lost by
+    starting it again, from a worker that holds at least one more unfinished feature (moving
+    a worker's last feature would only start it again, no sooner done); a feature is taken over
+    at most once, so no two workers pass one back and forth. The former worker sees it at its
+    next step (:meth:`holds`) and leaves it.
+
+    Parameters
+    ----------
+    owners : int array (p,)
+        The worker each feature is dealt to, ``-1`` for a feature not searched at the root.
+    """
+
+    OPEN, TAKEN, FINISHED = 0, 1, 2
+
+    def __init__(self, owners):
+        owners = np.asarray(owners, dtype=np.int64)
+        self._memory = mmap.mmap(-1, 8 * 3 * owners.size)  # anonymous and shared: survives a fork
+        self._owner, self._work, self._state = np.frombuffer(self._memory, dtype=np.int64).reshape(3, owners.size)
+        self._owner[:] = owners
+        self._lock = multiprocessing.Lock()  # a semaphore: across threads and forked processes alike
+        self.me = 0
+
+    def worker(self, k: int) -> "FeatureClaims":
+        """The view of worker ``k``."""
+        view = copy.copy(self)  # the same shared rows
+        view.me = k
+        return view
+
+    def holds(self, feature: int) -> bool:
+        return int(self._owner[feature]) == self.me
+
+    def record(self, feature: int, work: int, finished: bool) -> None:
+        """Add ``work`` to what was spent on ``feature`` (by the worker holding it); ``finished``: its scan ended."""
+        self._work[feature] += int(work)
+        if finished:
+            self._state[feature] = self.FINISHED
+
+    def take_over(self) -> int | None:
+        """The unfinished feature of another worker with the least work spent, now this worker's; None: none left."""
+        with self._lock:
+            open_ = np.flatnonzero((self._state != self.FINISHED) & (self._owner >= 0) & (self._owner != self.me))
+            busy = np.bincount(self._owner[open_], minlength=self.me + 1) >= 2  # a last feature stays
+            open_ = open_[(self._state[open_] == self.OPEN) & busy[self._owner[open_]]]
+            if not open_.size:
+                return None
+            feature = int(open_[np.argmin(self._work[open_])])
+            self._owner[feature], self._state[feature] = self.me, self.TAKEN
+            return feature
 
 
 class ResultLog:
