@@ -366,12 +366,12 @@ def test_anytime_first_pass_keeps_the_optimum_and_its_stopped_bounds_valid():
 @pytest.mark.parametrize("block", range(3))
 def test_binary_features_equal_brute_force(block, monkeypatch):
     """All-binary data takes the pair-count kernel (optitree.exact._binary) and, at depth 3, the candidate loop
-    without feature scans (``Search.branch_binary``); its optima are the brute force's, with weights, 2-4 classes,
+    without feature scans (``Search.binary_steps``); its optima are the brute force's, with weights, 2-4 classes,
     alpha, a minimum leaf size and per-level or per-node features, and searches stopped by a node or work limit
     keep a bound below the optimum."""
     loops = []
-    branch_binary = search_module.Search.branch_binary
-    monkeypatch.setattr(search_module.Search, "branch_binary", lambda *a: loops.append(1) or branch_binary(*a))
+    binary_steps = search_module.Search.binary_steps
+    monkeypatch.setattr(search_module.Search, "binary_steps", lambda *a: loops.append(1) or binary_steps(*a))
     stopped_bounds = 0
     for seed in range(40 * block, 40 * block + 40):
         rng = np.random.RandomState(seed)
@@ -427,7 +427,7 @@ def test_binary_loop_bounds_of_stopped_searches_stay_below_the_optimum():
 
 
 def test_binary_loop_does_the_scans_work():
-    """``Search.branch_binary`` solves what the feature scans would: the same trees, bounds and work units."""
+    """``Search.binary_steps`` solves what the feature scans would: the same trees, bounds and work units."""
     from optitree import datasets
 
     X, y, _ = datasets.load("monks2")

@@ -34,8 +34,18 @@ def noisy_xor(n, seed):
     return X, y
 
 
-def test_two_workers_find_the_brute_force_optimum(backend):
-    """The root's features dealt to two workers sharing one incumbent: same optimum, valid stopped bounds."""
+def test_two_workers_find_the_brute_force_optimum(backend, monkeypatch):
+    """The root's features dealt to two workers sharing one incumbent, a worker done first taking over some of
+    the other's: same optimum, valid stopped bounds."""
+    taken = []
+    take_over = _shared.FeatureClaims.take_over
+
+    def counted(self):
+        feature = take_over(self)
+        taken.append(feature)
+        return feature
+
+    monkeypatch.setattr(_shared.FeatureClaims, "take_over", counted)
     for seed in range(3000, 3030):
         X, y, w, opts = random_instance(seed, depth=3)
         y = relabel(y)
@@ -44,9 +54,12 @@ def test_two_workers_find_the_brute_force_optimum(backend):
         assert res.status == "optimal" and res.objective == pytest.approx(expected, abs=1e-9), seed
         assert tree_cost(res.tree, X, y, w, opts["alpha"]) == pytest.approx(res.objective, abs=1e-9), seed
         check_tree(res.tree, X, y, w, opts)
-        stopped = solve(X, y, w, threads=2, node_limit=3, **opts)
-        assert stopped.bound <= expected + 1e-9 <= stopped.objective + 1e-9, seed
-        assert stopped.work > 0
+        for limit in (3, 5, 20):
+            stopped = solve(X, y, w, threads=2, node_limit=limit, **opts)
+            assert stopped.bound <= expected + 1e-9 <= stopped.objective + 1e-9, (seed, limit)
+            assert stopped.work > 0
+    if not backend:  # threads: the take-overs were counted in this process
+        assert any(feature is not None for feature in taken)
 
 
 def test_two_workers_find_contrees_optimum_at_depth_4_with_their_work_counted(backend):
@@ -250,34 +263,6 @@ def test_feature_claims_are_seen_across_a_fork():
     taken = []
     assert _forked.run_forked(child, taken.append, time.perf_counter() + 60).state == "finished"
     assert taken == [0] and claims.worker(1).holds(0) and not claims.worker(0).holds(0)
-
-
-def test_taken_over_features_keep_the_optimum_and_valid_bounds(backend, monkeypatch):
-    """Worker 0 gets the root's first feature and most of the others; worker 1, done first, takes some over:
-    the optimum is the brute force's and pycontree's, and searches stopped meanwhile keep bounds below it."""
-    taken = []
-    take_over = _shared.FeatureClaims.take_over
-
-    def counted(self):
-        feature = take_over(self)
-        taken.append(feature)
-        return feature
-
-    monkeypatch.setattr(_shared.FeatureClaims, "take_over", counted)
-    X, y = noisy_xor(300, 3)
-    res = solve(X, y, max_depth=4, time_limit=600, threads=2)
-    assert res.status == "optimal" and res.objective == res.bound == contree_errors(X, y, 4)
-    assert (res.tree.predict(X).argmax(1) != y).sum() == res.objective
-    for seed in range(3100, 3130):
-        X, y, w, opts = random_instance(seed, depth=3)
-        y = relabel(y)
-        expected = brute_force(X, y, w, **opts)
-        assert solve(X, y, w, threads=2, **opts).objective == pytest.approx(expected, abs=1e-9), seed
-        for limit in (5, 20):
-            stopped = solve(X, y, w, threads=2, node_limit=limit, **opts)
-            assert stopped.bound <= expected + 1e-9 <= stopped.objective + 1e-9, (seed, limit)
-    if not backend:  # threads: the take-overs were counted in this process
-        assert any(feature is not None for feature in taken)
 
 
 def test_worker_searches_cover_every_feature_after_take_overs():

@@ -83,7 +83,7 @@ def test_experiments_modules_have_no_import_cycle():
 def test_exact_engine_depends_on_numpy_numba_and_greedy_only():
     """optitree.exact is a component of its own: no solver, no Pyomo, no other optitree module but the
     fork utility ``optitree._forked`` (its worker processes), which needs the standard library only."""
-    stdlib = {"__future__", "collections", "concurrent", "copy", "dataclasses", "itertools", "math", "mmap",
+    stdlib = {"__future__", "collections", "copy", "dataclasses", "itertools", "math", "mmap",
               "multiprocessing", "numbers", "pickle", "threading", "time", "typing"}
     allowed = {"numpy", "numba", "greedy"} | stdlib
     for path in (ROOT / "optitree" / "exact").rglob("*.py"):

@@ -89,9 +89,10 @@ def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, 
 
     node_limit, work_limit = share(search.node_limit, search.nodes_used), share(search.work_limit, search.work_used)
 
+    dealt = [features[k::workers] for k in range(workers)]
     owners = np.full(search.data.n_features, -1)
-    for k in range(workers):
-        owners[features[k::workers]] = k
+    for k, mine in enumerate(dealt):
+        owners[mine] = k
     claims = FeatureClaims(owners)
     log = ResultLog(workers) if USE_PROCESSES and depth - 2 >= SHARED_FROM_DEPTH else None
 
@@ -99,7 +100,7 @@ def parallel_branch(search: Search, view, depth, upper_bound, best, best_nodes, 
         sub = search.sibling(shared.stop_requested, node_limit, work_limit)
         if log is not None:  # in the worker's process: its copy of the cache becomes a shared one
             sub.cache = SharedCache(sub.cache, log, k, range(SHARED_FROM_DEPTH, depth - 1))
-        result = sub.branch(view, depth, 1, upper_bound, best, best_nodes, None, features[k::workers],
+        result = sub.branch(view, depth, 1, upper_bound, best, best_nodes, None, dealt[k],
                             shared.worker(k), first_pass, claims.worker(k))
         return result, sub.nodes_used, sub.work_used, sub.stopped_by, sub.exhausted, sub.interrupted
 

@@ -107,7 +107,7 @@ class Search:
         self._next_poll = time.perf_counter() + POLL_SECONDS
         self.cache: dict = {}
         self.best_first = max(len(t) for t in data.thresholds) >= BEST_FIRST_THRESHOLDS
-        self.binary = max(len(t) for t in data.thresholds) <= 1  # one candidate per feature: branch_binary
+        self.binary = max(len(t) for t in data.thresholds) <= 1  # one candidate per feature: binary_steps
         self._relaxed: Search | None = None  # the same search without min_leaf (relaxed_bounds)
 
     def monotone_at(self, depth: int) -> bool:
@@ -308,12 +308,11 @@ class Search:
         118 782 -> 115 335; on categorical sets (tic-tac-toe, car, monks2 at depths 4 and 5) it
         did 6-28 % more, hence the threshold.
 
-        At depth 3 on data whose features all have one threshold, :meth:`branch_binary`.
+        At depth 3 on data whose features all have one threshold, :meth:`binary_steps` instead of scans.
         """
         features = self.feature_order(view, node) if features is None else features
-        if self.binary and depth == 3:
-            return self.branch_binary(view, node, upper_bound, best, best_nodes, on_improve, features, shared)
         started = []  # (scan, its run): the features in order, then those taken over (claims)
+        unresolved = np.inf  # lowest children bound (without alpha) of a non-exact candidate of binary_steps
 
         def cutoff():
             return min(best, upper_bound, np.inf if shared is None else shared.value)
@@ -355,83 +354,76 @@ class Search:
             return taken is not None
 
         try:
-            if first_pass:
-                for f in features:
-                    if cutoff() <= self.alpha + EPS:
-                        break
-                    run = start(f)
-                    if depth >= 4:  # children are searches themselves: a capped probe, the full solve later
-                        take(started[-1][0].probe(cutoff))
-                    else:
-                        take(itertools.islice(run, 1))
-            if self.best_first:  # across features: the interval next to the cheapest tree found first
-                for f in features[len(started):]:
-                    start(f)
-                active = list(range(len(started)))
-                while cutoff() > self.alpha + EPS:
-                    if claims is not None:  # a feature taken over by another worker is its own
-                        active = [j for j in active if held(started[j][0].feature)]
-                    if not active:
-                        if not start_next():
+            if self.binary and depth == 3:  # one candidate per feature: no scans
+                for bound, cost, split in self.binary_steps(view, node, features, cutoff):
+                    take([(bound, cost, split)])
+                    if bound < cost - EPS:
+                        unresolved = min(unresolved, bound - self.alpha)
+            else:
+                if first_pass:
+                    for f in features:
+                        if cutoff() <= self.alpha + EPS:
                             break
-                        active.append(len(started) - 1)
-                    k = min(active, key=lambda j: (started[j][0].priority, j))
-                    found = list(itertools.islice(steps(k), 1))
-                    take(found)
-                    if not found:
-                        active.remove(k)
-            k = 0
-            while cutoff() > self.alpha + EPS:  # else no split can beat the cutoff: open scans do not matter
-                if k == len(started) and not start_next():
-                    break
-                take(steps(k))
-                k += 1
+                        run = start(f)
+                        if depth >= 4:  # children are searches themselves: a capped probe, the full solve later
+                            take(started[-1][0].probe(cutoff))
+                        else:
+                            take(itertools.islice(run, 1))
+                if self.best_first:  # across features: the interval next to the cheapest tree found first
+                    for f in features[len(started):]:
+                        start(f)
+                    active = list(range(len(started)))
+                    while cutoff() > self.alpha + EPS:
+                        if claims is not None:  # a feature taken over by another worker is its own
+                            active = [j for j in active if held(started[j][0].feature)]
+                        if not active:
+                            if not start_next():
+                                break
+                            active.append(len(started) - 1)
+                        k = min(active, key=lambda j: (started[j][0].priority, j))
+                        found = list(itertools.islice(steps(k), 1))
+                        take(found)
+                        if not found:
+                            active.remove(k)
+                k = 0
+                while cutoff() > self.alpha + EPS:  # else no split can beat the cutoff: open scans do not matter
+                    if k == len(started) and not start_next():
+                        break
+                    take(steps(k))
+                    k += 1
         except BudgetExhausted:
             open_bound = min([scan.open_bound() for scan, _ in started if held(scan.feature)] +
                              [0.0 if any(held(f) for f in features[len(started):]) else np.inf])
             return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
-        open_bound = min([scan.unresolved for scan, _ in started if held(scan.feature)], default=np.inf)
+        open_bound = min([scan.unresolved for scan, _ in started if held(scan.feature)], default=unresolved)
         return Subtree(best, min(cutoff(), self.alpha + open_bound), best_nodes)
 
-    def branch_binary(self, view, node, upper_bound, best, best_nodes, on_improve, features, shared) -> Subtree:
-        """:meth:`branch` at depth 3 when every feature has one threshold (binary and one-hot data).
+    def binary_steps(self, view, node, features, cutoff):
+        """:meth:`branch`'s steps at depth 3 when every feature has one threshold (binary and one-hot data).
 
-        Each feature has at most one candidate, so its :class:`FeatureScan` has no neighbours
-        to bound and would solve that candidate's children and nothing else; this loop solves
-        them directly, the same work in the same order, without a scan's set-up. Measured
-        (one-hot, depth 5, same work units): tic-tac-toe 2.45 -> 1.91 s, car 0.82 -> 0.60 s,
-        balance-scale 0.42 -> 0.28 s, monks2 0.169 -> 0.139 s. Workers of
-        :func:`parallel_branch` keep the features dealt to them here (no take-overs).
+        Yields ``(bound, cost, nodes)`` for each feature's one candidate, as
+        :meth:`FeatureScan.run` does; stops once ``cutoff()`` leaves no split room. Such a scan
+        has no neighbours to bound and would solve that candidate's children and nothing else;
+        this loop solves them directly, the same work in the same order, without a scan's set-up.
+        Measured (one-hot, depth 5, same work units): tic-tac-toe 2.45 -> 1.91 s, car 0.82 -> 0.60 s,
+        balance-scale 0.42 -> 0.28 s, monks2 0.169 -> 0.139 s. Workers of :func:`parallel_branch`
+        keep the features dealt to them here (no take-overs).
         """
         d, alpha, m = self.data, self.alpha, view.shape[1]
         n_left = (d.rank[features][:, view[0]] == 0).sum(axis=1)  # rows on the left of each feature's split
-        unresolved = np.inf  # lowest children bound of a solved candidate that is not exact
-
-        def cutoff():
-            return min(best, upper_bound, np.inf if shared is None else shared.value)
-
         for f, left_rows in zip(features, n_left):
             limit = cutoff() - alpha
             if limit <= EPS:  # no split can beat the cutoff
-                break
+                return
             if left_rows < self.min_leaf or m - left_rows < self.min_leaf:
                 continue
-            try:
-                self.spend(m)
-            except BudgetExhausted:  # this candidate and the ones after it are open: no bound above 0
-                return Subtree(best, min(cutoff(), alpha), best_nodes)
+            self.spend(m)
             left, right = K.partition(view, d.rank[f], 0, int(left_rows))
             sides = self._solve_children((left, right), 2, node, limit, 0.0)
             cost = alpha + sides[0].cost + sides[1].cost
-            if not (sides[0].exact and sides[1].exact):
-                bound = sides[0].lower_bound + sides[1].lower_bound
-                if bound < limit - EPS:
-                    unresolved = min(unresolved, bound)
-            if cost < best - EPS:
-                best, best_nodes = cost, (int(f), 0, sides[0].nodes, sides[1].nodes)
-                if (shared is None or shared.offer(best)) and on_improve is not None:
-                    on_improve(best)
-        return Subtree(best, min(cutoff(), alpha + unresolved), best_nodes)
+            exact = sides[0].exact and sides[1].exact
+            yield cost if exact else alpha + sides[0].lower_bound + sides[1].lower_bound, cost, \
+                (int(f), 0, sides[0].nodes, sides[1].nodes)
 
     def _solve_children(self, views, depth, node, limit, slack):
         """The two children (``views``, left and right) of a candidate at ``node`` against ``limit``.
