@@ -87,8 +87,8 @@ class Search:
     def __init__(self, data: ExactData, allowed, alpha: float, min_leaf: int, deadline: float, node_limit,
                  poll=None, work_limit=None, anytime=False):
         self.data = data
-        self.depth2, self.depth1_pair = K.kernels_for(data.loss_code)
-        self.depth2 = pair_kernel(data) or self.depth2
+        self.depth2 = pair_kernel(data) or K.depth2
+        self.depth1_pair = K.depth1_pair
         self.allowed = allowed
         self.per_node = per_node_features(allowed)
         self.alpha = float(alpha)

@@ -1,0 +1,247 @@
+// The depth-2 kernel and the pieces of the threshold search the Python search calls.
+//
+// Conventions shared by every kernel:
+//   * rank(f, i) is the dense rank of row i on feature f (0 = smallest value); a split (f, r) sends
+//     row i left when rank(f, i) <= r;
+//   * a sample set is a view srt of shape (p, m): row f lists the set's rows sorted by rank(f)
+//     (ties in one fixed global order, so the view of a set is unique whatever path produced it);
+//   * costs are the loss of the leaves plus alpha per split; min_leaf counts rows.
+#pragma once
+
+#include "sweep.hpp"
+
+namespace optitree {
+
+// Allowed features sorted by the cost of their best single split (best first): searching the most
+// promising features first gives strong incumbents early, which prunes the others' thresholds.
+template <int LOSS>
+std::vector<int64_t> stump_order(View srt, Ranks rank, const Targets &d, const bool *allowed) {
+    const int64_t p = srt.rows, m = srt.cols;
+    constexpr bool absolute = LOSS == ABSOLUTE;
+    SideStats st(d.width, m, absolute);
+    double *total = st.total.row(0), *prefix = st.prefix.row(0);
+    double weight = 0.0;
+    const int32_t *rows0 = srt.row(0);
+    for (int64_t t = 0; t < m; ++t) {
+        add_row<LOSS>(total, rows0[t], d);
+        weight += d.w[rows0[t]];
+    }
+    TargetOrder order;
+    if constexpr (absolute) {
+        order = local_target_ranks(rows0, m, d, rank.cols);
+        for (int64_t t = 0; t < m; ++t) {
+            int64_t i = rows0[t];
+            fenwick_add(st.tw.row(0), st.ty.row(0), st.n, order.rank_of[i], d.w[i], d.stat(i)[1]);
+        }
+    }
+    const double *values = order.values.data();
+    std::vector<double> score(static_cast<size_t>(p), INF);
+    const double no_split = st.template split_costs<LOSS>(0, values).second + 1.0;
+    for (int64_t g = 0; g < p; ++g) {
+        if (!allowed[g]) continue;
+        score[g] = no_split;  // no split: after every feature that has one
+        st.reset_prefix(0, absolute);
+        const int32_t *rows = srt.row(g), *rk = rank.row(g);
+        for (int64_t t = 0; t < m; ++t) {
+            int64_t i = rows[t];
+            if (t > 0 && rk[i] != rk[rows[t - 1]]) {
+                if constexpr (LOSS == MISCLASSIFICATION) {
+                    double left_top = 0.0, right_top = 0.0;
+                    for (int64_t k = 0; k < d.width; ++k) {
+                        left_top = std::max(left_top, prefix[k]);
+                        right_top = std::max(right_top, total[k] - prefix[k]);
+                    }
+                    score[g] = std::min(score[g], weight - left_top - right_top);
+                } else {
+                    auto [left_cost, right_cost] = st.template split_costs<LOSS>(0, values);
+                    score[g] = std::min(score[g], left_cost + right_cost);
+                }
+            }
+            add_row<LOSS>(prefix, i, d);
+            if constexpr (absolute) fenwick_add(st.fw.row(0), st.fy.row(0), st.n, order.rank_of[i], d.w[i], d.stat(i)[1]);
+            st.pw[0] += d.w[i];
+        }
+    }
+    std::vector<int64_t> sorted = stable_order(score.data(), p);
+    int64_t count = 0;
+    for (int64_t g = 0; g < p; ++g) count += allowed[g] ? 1 : 0;
+    sorted.resize(static_cast<size_t>(count));
+    return sorted;
+}
+
+// Thresholds of feature within a view that leave >= min_leaf rows on each side, in increasing
+// order: the rank threshold, the rows sent left and dist_left, the sum of row_dist over them (the
+// view's target range): the distance of the similarity bound.
+struct Candidates {
+    std::vector<int64_t> rank_threshold, n_left;
+    std::vector<double> dist_left;
+};
+
+inline Candidates candidates(View srt, Ranks rank, const Targets &d, int64_t feature, int64_t min_leaf) {
+    const int64_t m = srt.cols;
+    auto [lo, hi] = target_range(srt.row(0), m, d);
+    Candidates out;
+    const int32_t *rows = srt.row(feature), *rk = rank.row(feature);
+    double cum = 0.0;
+    for (int64_t t = 0; t < m; ++t) {
+        int64_t i = rows[t];
+        if (t > 0) {
+            int64_t r_prev = rk[rows[t - 1]];
+            if (rk[i] != r_prev && t >= min_leaf && m - t >= min_leaf) {
+                out.rank_threshold.push_back(r_prev);
+                out.n_left.push_back(t);
+                out.dist_left.push_back(cum);
+            }
+        }
+        cum += row_dist(d.loss, i, d, lo, hi);
+    }
+    return out;
+}
+
+// The views of the two sides of the split rank_row[i] <= split_rank (order kept), into left
+// (p, n_left) and right (p, m - n_left).
+inline void partition(View srt, const int32_t *rank_row, int64_t split_rank, int32_t *left, int32_t *right,
+                      int64_t n_left) {
+    const int64_t m = srt.cols;
+    for (int64_t g = 0; g < srt.rows; ++g) {
+        const int32_t *rows = srt.row(g);
+        int32_t *a = left + g * n_left, *b = right + g * (m - n_left);
+        for (int64_t t = 0; t < m; ++t) {
+            int32_t i = rows[t];
+            if (rank_row[i] <= split_rank) *a++ = i;
+            else *b++ = i;
+        }
+    }
+}
+
+// What the threshold search knows per candidate: dist_left (increasing) and the children bounds
+// of solved candidates (ev_left, ev_right).
+struct Neighbours {
+    const double *dist_left, *ev_left, *ev_right;
+    int64_t count;
+    bool monotone;
+
+    // Lower bounds on the two children's optima at candidate j from the solved neighbours a < j < b
+    // (-1 / count: none). Moving rows of total distance k into (out of) a set changes its optimum
+    // by at most k (similarity bound); where monotone, a superset's optimum is never below the
+    // subset's.
+    std::pair<double, double> point_bounds(int64_t j, int64_t a, int64_t b) const {
+        double lo_left = 0.0, lo_right = 0.0;
+        if (a >= 0) {
+            lo_right = std::max(lo_right, ev_right[a] - (dist_left[j] - dist_left[a]));
+            if (monotone) lo_left = std::max(lo_left, ev_left[a]);
+        }
+        if (b < count) {
+            lo_left = std::max(lo_left, ev_left[b] - (dist_left[b] - dist_left[j]));
+            if (monotone) lo_right = std::max(lo_right, ev_right[b]);
+        }
+        return {lo_left, lo_right};
+    }
+
+    // Drop candidates at both ends of [lo, hi] whose bound (the neighbours', or the one already
+    // in out_left/out_right) reaches limit, recording their bounds there (elementwise max).
+    // Returns the remaining (lo, hi), empty when lo > hi.
+    std::pair<int64_t, int64_t> shrink(int64_t lo, int64_t hi, int64_t a, int64_t b, double limit,
+                                       double *out_left, double *out_right) const {
+        auto drops = [&](int64_t j) {
+            auto [bl, br] = point_bounds(j, a, b);
+            bl = std::max(bl, out_left[j]);
+            br = std::max(br, out_right[j]);
+            if (bl + br < limit - EPS) return false;
+            out_left[j] = std::max(out_left[j], bl);
+            out_right[j] = std::max(out_right[j], br);
+            return true;
+        };
+        while (lo <= hi && drops(lo)) ++lo;
+        while (hi >= lo && drops(hi)) --hi;
+        return {lo, hi};
+    }
+
+    // Record neighbour bounds (elementwise max) for every candidate of [lo, hi]; their least sum.
+    double fill_bounds(int64_t lo, int64_t hi, int64_t a, int64_t b, double *out_left, double *out_right) const {
+        double lowest = INF;
+        for (int64_t j = lo; j <= hi; ++j) {
+            auto [bl, br] = point_bounds(j, a, b);
+            out_left[j] = std::max(out_left[j], bl);
+            out_right[j] = std::max(out_right[j], br);
+            lowest = std::min(lowest, out_left[j] + out_right[j]);
+        }
+        return lowest;
+    }
+};
+
+// An optimal tree of depth <= 2: its cost, a lower bound on the optimum, and its nodes
+// [f, r, f_left, r_left, f_right, r_right] (f = -1: leaf).
+struct Depth2Result {
+    double cost, lower_bound;
+    int64_t nodes[6];
+};
+
+// Optimal tree of depth <= 2 for a view, searching for cost < upper_bound.
+//
+// allowed_root masks the root's features, allowed_child(0/1) its left/right child's. Root features
+// are tried best stump first; the thresholds of each are searched by bisection over intervals (as
+// ConTree): each evaluated root threshold gets both children by depth1_sides (exact below the bound
+// that still matters); the interval between solved thresholds is shrunk or dropped by the
+// neighbours' bounds. lower_bound = min(cost, upper_bound), equal to the optimum when
+// cost < upper_bound.
+template <int LOSS>
+Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_root, Allowed allowed_child,
+                    double alpha, int64_t min_leaf, double upper_bound) {
+    const int64_t m = srt.cols, n_total = rank.cols;
+    Depth2Result out;
+    std::fill(out.nodes, out.nodes + 6, int64_t{-1});
+    double best = leaf_cost(srt.row(0), m, d);
+    TargetOrder order = target_order(srt.row(0), m, d, n_total);
+    const bool monotone = min_leaf <= 1;
+    Layout lay = make_layout(srt, rank, d);
+    Scratch buf(m);
+    std::vector<int64_t> queue;  // intervals (lo, hi, a, b), first in first out
+    for (int64_t f : stump_order<LOSS>(srt, rank, d, allowed_root)) {
+        if (std::min(best, upper_bound) <= alpha + EPS) break;
+        Candidates cand = candidates(srt, rank, d, f, min_leaf);
+        const int64_t T = static_cast<int64_t>(cand.rank_threshold.size());
+        if (T == 0) continue;
+        Buffer<int32_t> key = positions(srt, f, n_total);
+        std::vector<double> ev_left(T, 0.0), ev_right(T, 0.0), dropped_left(T, 0.0), dropped_right(T, 0.0);
+        Neighbours nb{cand.dist_left.data(), ev_left.data(), ev_right.data(), T, monotone};
+        queue.assign({0, T - 1, -1, T});
+        for (size_t head = 0; head < queue.size(); head += 4) {
+            int64_t lo = queue[head], hi = queue[head + 1], a = queue[head + 2], b = queue[head + 3];
+            double limit = std::min(best, upper_bound) - alpha;
+            std::tie(lo, hi) = nb.shrink(lo, hi, a, b, limit, dropped_left.data(), dropped_right.data());
+            if (lo > hi) continue;
+            int64_t mid = (lo + hi) / 2;
+            auto [known_left, known_right] = nb.point_bounds(mid, a, b);
+            double total = INF;
+            PairResult pair{};
+            if (known_left + known_right >= limit - EPS) {  // its neighbours' bounds drop it
+                ev_left[mid] = known_left;
+                ev_right[mid] = known_right;
+            } else {
+                // absolute error: each side is searched only below the limit less the other side's known
+                // bound; for the other losses the bounds only drop the middle (faster, measured)
+                double side_left = LOSS == ABSOLUTE ? known_left : 0.0;
+                double side_right = LOSS == ABSOLUTE ? known_right : 0.0;
+                pair = depth1_sides<LOSS>(srt, lay, key.row(0), key.cols, cand.n_left[mid], buf, d, order,
+                                          allowed_child, alpha, min_leaf, limit, side_left, side_right);
+                ev_left[mid] = std::max(pair.lower[0], known_left);
+                ev_right[mid] = std::max(pair.lower[1], known_right);
+                total = alpha + pair.cost[0] + pair.cost[1];
+            }
+            if (total < best - EPS) {
+                best = total;
+                int64_t nodes[6] = {f, cand.rank_threshold[mid], pair.feature[0], pair.threshold[0],
+                                    pair.feature[1], pair.threshold[1]};
+                std::copy(nodes, nodes + 6, out.nodes);
+            }
+            if (lo < mid) queue.insert(queue.end(), {lo, mid - 1, a, mid});
+            if (mid < hi) queue.insert(queue.end(), {mid + 1, hi, mid, b});
+        }
+    }
+    out.cost = best;
+    out.lower_bound = std::min(best, upper_bound);
+    return out;
+}
+
+}  // namespace optitree
