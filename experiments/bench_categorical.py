@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 
 from optitree import OptimalTreeClassifier
-from optitree.exact import warm_up
 
 from . import datasets as _datasets
 
@@ -38,7 +37,6 @@ def main(argv=None):
     parser.add_argument("--time-limit", type=float, default=300.0)
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
     args = parser.parse_args(argv)
-    warm_up()
     print(f"{'dataset':14s} {'d':>2s} {'levels':>7s} | {'categorical: errors proven time':>32s} | "
           f"{'one-hot: errors proven time':>28s} | ratio")
     ratios = []

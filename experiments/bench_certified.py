@@ -74,7 +74,7 @@ import time
 
 import numpy as np
 
-from .bench_exact import QUICK, SETS, load, run_contree, warm_up
+from .bench_exact import QUICK, SETS, load, run_contree
 from .report import markdown_table
 
 #: Default seconds ConTree (and the engine under a constraint) get for the reference optimum.
@@ -473,7 +473,6 @@ def main_regression(args):
     unknown = sorted(set(names) - set(REGRESSION_SETS))
     if unknown:
         raise SystemExit(f"unknown regression sets {unknown}; choose from {', '.join(REGRESSION_SETS)}")
-    warm_up()
     acceleration = None if args.acceleration == "all" else args.acceleration
 
     def run_one(name, depth):
@@ -529,7 +528,6 @@ def main(argv=None):
             parser.error(f"--task regression takes --constraint {', '.join(REGRESSION_CONSTRAINTS)}")
         return main_regression(args)
     names = args.sets or (list(QUICK) if args.quick else [*SETS, *GENERATED])
-    warm_up()
     rows = run_grid(args.depths, names, lambda name, depth: run(name, depth, args.time_limit, args.constraint,
                                                                  args.acceleration, args.reference_limit))
     for depth in args.depths:

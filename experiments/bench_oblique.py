@@ -24,7 +24,7 @@ linear-leaf optimum over 20 quantile thresholds per feature (``_peers.run_streed
 rounded up to a tenth, at least 2, so that greedy's tree is in ORT-L's model) or ``--coef-budget C``.
 
 One thread (BLAS limited to one); each heuristic gets ``--time-limit`` seconds (default 10,
-a twelfth of the issue's 120 s MIP budget). The engine's compilation is excluded (``warm_up``).
+a twelfth of the issue's 120 s MIP budget).
 
 Usage::
 
@@ -44,7 +44,7 @@ import numpy as np
 
 from greedy import OBLIQUE, CARTClassifier, CARTRegressor, fit_linear_leaves
 from optitree import datasets
-from optitree.exact import solve, warm_up
+from optitree.exact import solve
 from optitree.heuristics import greedy_coef_budget, improve_linear_leaves, improve_oblique, linear_leaf_objective
 
 from ._peers import run_streed_linear
@@ -226,7 +226,6 @@ def main(argv=None):
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
-        warm_up()
         if args.part in ("oblique", "both"):
             names = [n for n in CLASSIFICATION if not (args.quick and n == "digits600")]
             rows = oblique_rows(names, (2,) if args.quick else (2, 3), time_limit)

@@ -5,8 +5,7 @@ Every case fits an optimal estimator with a time limit and measures the wall tim
 (``result_.build_time``: building the model and handing it to the solver is counted
 apart, as the estimators promise: total fit time <= time_limit + build time + 5 %).
 Cases span datasets, depths, formulations (FlowOCT with and without the exact engine,
-OCT, OCT-H, ORT) and limits; most hit the limit. A warm-up fit first loads the exact
-engine's compiled kernels, so the cases measure the fits, not the one-off compilation.
+OCT, OCT-H, ORT) and limits; most hit the limit.
 
 Prints one line per case (``solver``: ``result_.solve_time``, the solver's or the engine's
 own run), ``presolve`` (HiGHS's presolve setting chosen by the backend's rule,
@@ -84,8 +83,6 @@ def cases(limits):
 
 def run(limits):
     data = datasets()
-    X, y = data["wine"]
-    OptimalTreeClassifier(max_depth=2, time_limit=5).fit(X, y)  # warm-up: compiled kernels loaded
     rows = []
     header = ("case", "data", "limit", "fit", "build", "solver", "over", "over%", "presolve", "forked")
     print("{:24} {:14} {:>5} {:>7} {:>6} {:>6} {:>6} {:>6} {:>8} {:>6}  status".format(*header))

@@ -225,29 +225,13 @@ def _main_score(task: str, scores: dict) -> float:
 TUNE_DEPTH = "depth"  # a `tune` key handled by the harness: the tree's maximum depth (<= the run's depth)
 
 
-def warm_up() -> float:
-    """Compile the exact engine's kernels once per process, before any fit is timed.
-
-    Returns the seconds spent (0 once this process is warm); the protocols record it as
-    ``execution.warm_up_time`` so that the one-off compilation is not charged to a fit.
-    """
-    try:
-        from optitree.exact import warm_up as _engine_warm_up
-    except ImportError:  # pragma: no cover - an optitree without the engine
-        return 0.0
-    return float(_engine_warm_up())
-
-
 def _run_params(spec, method, force_single_thread: bool) -> tuple[dict, dict]:
     """The method's parameters for this run and the execution notes (threads forced to 1 or not)."""
     params = dict(spec.method["params"])
     threads_forced = force_single_thread and params.get("threads", 1) != 1
     if force_single_thread and "threads" in method.params:
         params["threads"] = 1
-    t = time.perf_counter()
-    warm = warm_up() if method.kind == "mip" else 0.0  # greedy-only grids never compile the engine
-    execution = {"force_single_thread": force_single_thread, "threads_forced": threads_forced,
-                 "warm_up_time": warm, "warm_up_wall": time.perf_counter() - t}
+    execution = {"force_single_thread": force_single_thread, "threads_forced": threads_forced}
     return params, execution
 
 

@@ -83,7 +83,6 @@ def _row(rec: _records.RunRecord) -> dict:
         "solver_status": s.get("status"),
         "proven_optimal": s.get("proven_optimal"),
         "certificate": s.get("certificate", _certificate(s)),
-        "warm_up_time": (rec.execution or {}).get("warm_up_time"),
         "objective": s.get("objective"),
         "bound": s.get("bound"),
         "gap": s.get("gap"),
@@ -323,21 +322,6 @@ def section(text: str, heading: str) -> str | None:
     return "\n".join(lines[start:end]).rstrip() + "\n"
 
 
-def _warm_up_line(df) -> str:
-    if "warm_up_time" not in df:
-        return ""
-    warm = pd_numeric(df["warm_up_time"])
-    spent = warm[warm > 0]
-    if not len(spent):
-        return ""
-    return (f"Exact-engine compilation (warm-up), once per worker process before its first timed fit: "
-            f"{len(spent)} process(es), {spent.mean():.1f} s each on average; not in the fit times.")
-
-
-def pd_numeric(column):
-    return _pandas().to_numeric(column, errors="coerce").fillna(0.0)
-
-
 def markdown_report(df, agg, title: str, stats=None, missing: int = 0, compare=None) -> str:
     n_done = int((df["status"] == "done").sum())
     n_failed = int((df["status"] != "done").sum())
@@ -347,10 +331,7 @@ def markdown_report(df, agg, title: str, stats=None, missing: int = 0, compare=N
     parts = [f"# {title}", "", f"{len(df)} runs: {n_done} done, {n_failed} failed.{not_run} "
              f"Scores: accuracy (classification) or R² (regression); mean ± sd over {over}; "
              "optimal = runs proven optimal by the solver; settled by = what proved them; time = final fit, "
-             "seconds (the exact engine's one-off compilation excluded, see warm_up_time in runs.csv).", ""]
-    warm = _warm_up_line(df)
-    if warm:
-        parts += [warm, ""]
+             "seconds.", ""]
     section = stats_markdown(stats, agg, compare)
     if section:
         parts += [section, "## All runs", ""]

@@ -73,7 +73,6 @@ class _Fails(_ConstantClaimsProof):
 @pytest.fixture
 def tiny(monkeypatch):
     monkeypatch.setitem(bc.REGRESSION_SETS, "tiny", ("friedman3", {"n": 60, "seed": 0}, None, None))
-    monkeypatch.setattr(bc, "warm_up", lambda: None)
     X, y = bc.load_regression("tiny")
     return X, y
 

@@ -105,7 +105,7 @@ def weighted_depth1(X, y, w, alpha):
 
 
 def test_class_skip_on_imbalanced_classes():
-    """The depth-1 sweeps skip rows while no majority can change (``_sweep.sweep_side``): a skip one
+    """The depth-1 sweeps skip rows while no majority can change (``sweep_side``, ``cpp/sweep.hpp``): a skip one
     row too long misses the best stump of a side, which these sets (one class of 50-97 %, unit
     weights in every other case, ``alpha``) expose."""
     rng = np.random.RandomState(7)
@@ -127,16 +127,3 @@ def test_class_skip_on_imbalanced_classes():
         if n <= 14:
             assert solve(data, max_depth=2, alpha=alpha).objective == pytest.approx(
                 brute_force(X, y, w, 2, alpha, 1, None), abs=1e-9), case
-
-
-def test_kernels_carry_the_digest_of_the_code_they_inline():
-    """numba keys a cached kernel on its own file only: ``_kernels.INLINED_SOURCES`` must change
-    with ``_fenwick.py``, ``_loss.py`` or ``_sweep.py``, or cached kernels would run stale code."""
-    import hashlib
-    from pathlib import Path
-
-    from optitree.exact import _kernels
-
-    here = Path(_kernels.__file__).parent
-    digest = hashlib.sha256(b"".join((here / name).read_bytes() for name in ("_fenwick.py", "_loss.py", "_sweep.py")))
-    assert _kernels.INLINED_SOURCES == digest.hexdigest()[:16], "update INLINED_SOURCES in optitree/exact/_kernels.py"

@@ -20,17 +20,16 @@ import warnings
 import numpy as np
 import pytest
 
-import optitree.exact
 from optitree import OptimalTreeClassifier
 from optitree.pipeline._progress import FitInterrupted, request_stop
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCRIPT = textwrap.dedent("""
-    import json, os, sys, time, warnings
+    import json, sys, time, warnings
     import numpy as np
     from sklearn.datasets import load_digits
-    import optitree.exact
+    import optitree.pipeline._progress
     from optitree import OptimalTreeClassifier
     import optitree.solvers.highs as highs_backend
 
@@ -38,7 +37,6 @@ SCRIPT = textwrap.dedent("""
     X, y = load_digits(return_X_y=True)
     if path == "engine":  # the default path: the exact engine alone settles a fit without constraints
         clf = OptimalTreeClassifier(max_depth=4, time_limit=time_limit, verbose=verbose)
-        optitree.exact.warm_up()  # compiled before the clock, as in any second fit of a process
     else:  # the MIP alone (no engine): OCT on 400 digits ("mip"), or 200 ("mip-small")
         X, y = (X[:400], y[:400]) if path == "mip" else (X[:200], y[:200])
         clf = OptimalTreeClassifier(max_depth=3, formulation="oct", acceleration="none", time_limit=time_limit,
@@ -47,11 +45,6 @@ SCRIPT = textwrap.dedent("""
         highs_backend.ISOLATE_SHARE = highs_backend.FORK_SECONDS = 0.0
     elif isolate == "never":  # every HiGHS run in this process
         highs_backend.ISOLATE_SHARE = float("inf")
-    if os.environ.get("SLOW_COMPILE"):  # a fresh process with no numba cache compiles for tens of seconds
-        def slow_warm_up():
-            time.sleep(60)
-            return 60.0
-        optitree.exact.warm_up = slow_warm_up
     print("READY", flush=True)
     t0 = time.perf_counter()
     try:
@@ -72,14 +65,13 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _run(path, time_limit, *, signals=(), verbose=0, isolate="auto", env=None):
+def _run(path, time_limit, *, signals=(), verbose=0, isolate="auto"):
     """Start the script, send SIGINT at each of ``signals`` (seconds after READY); its report and stderr.
 
     The report gains ``after_signal``: seconds from the first SIGINT to the report's arrival.
     """
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT, path, str(time_limit), str(verbose), isolate],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            env={**os.environ, **(env or {})})
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     stderr = []
     reader = threading.Thread(target=lambda: stderr.extend(
         (time.perf_counter(), line) for line in proc.stderr), daemon=True)
@@ -176,7 +168,6 @@ def test_request_stop_ends_a_fit_like_the_first_ctrl_c():
     X = rng.rand(300, 8)
     y = (rng.rand(300) < 0.5).astype(int)  # noise: no proof within a second
     clf = OptimalTreeClassifier(max_depth=4, time_limit=60)
-    optitree.exact.warm_up()
     timer = threading.Timer(1.0, request_stop)
     timer.start()
     t0 = time.perf_counter()
@@ -203,7 +194,6 @@ def test_request_stop_during_the_root_split_decomposition():
     def harmless(m):
         m.my_rows = Constraint(expr=sum(m.p[k] for k in m.p) >= 0)
 
-    optitree.exact.warm_up()
     clf = OptimalTreeClassifier(max_depth=3, time_limit=30, constraints=harmless)
     timer = threading.Timer(24.0, request_stop)  # the engine has 15 s, the bounds a share of the rest
     timer.start()
@@ -218,9 +208,3 @@ def test_request_stop_during_the_root_split_decomposition():
     assert clf.result_.bound <= clf.result_.objective
     assert clf.score(X, y) > 0.3
 
-
-def test_first_ctrl_c_during_the_engine_compilation_returns_the_start():
-    report, _ = _run("engine", 120, signals=[3.0], env={"SLOW_COMPILE": "1"})
-    assert report["raised"] is None and report["status"] == "interrupted", report
-    assert report["after_signal"] < 2.0
-    assert "before any search" in report["message"] and report["accuracy"] > 0.3

@@ -43,6 +43,22 @@ def test_pyomo_is_imported_lazily():
     assert out.stdout.strip() == "False"
 
 
+def test_fits_import_neither_numba_nor_llvmlite():
+    """The exact engine's kernels are compiled C++ (``optitree.exact._core``): a classifier's fit and a
+    regression solve in a fresh process load no JIT compiler."""
+    code = ("import sys\n"
+            "from sklearn.datasets import load_iris\n"
+            "import optitree, optitree.exact\n"
+            "X, y = load_iris(return_X_y=True)\n"
+            "clf = optitree.OptimalTreeClassifier(max_depth=3).fit(X, y)\n"
+            "res = optitree.exact.solve(X[:, :3], X[:, 3], max_depth=2, loss='squared')\n"
+            "assert clf.result_.proven_optimal and res.status == 'optimal'\n"
+            "print('JIT', 'numba' in sys.modules, 'llvmlite' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == "JIT False False", out.stdout
+
+
 def experiments_imports(path: pathlib.Path) -> set[str]:
     """Sibling modules of ``experiments`` that ``path`` imports (relative or absolute), at any depth in the file."""
     tree = ast.parse(path.read_text(), filename=str(path))
@@ -80,14 +96,22 @@ def test_experiments_modules_have_no_import_cycle():
     assert cycles == []
 
 
-def test_exact_engine_depends_on_numpy_numba_and_greedy_only():
-    """optitree.exact is a component of its own: no solver, no Pyomo, no other optitree module but the
-    fork utility ``optitree._forked`` (its worker processes), which needs the standard library only."""
+def test_exact_engine_depends_on_numpy_greedy_and_its_core_only():
+    """optitree.exact is a component of its own: numpy, greedy, its compiled core ``_core`` (the C++
+    extension built at install) and the standard library; no solver, no Pyomo, no other optitree module
+    but the fork utility ``optitree._forked`` (its worker processes), which needs the standard library only."""
     stdlib = {"__future__", "collections", "copy", "dataclasses", "itertools", "math", "mmap",
               "multiprocessing", "numbers", "pickle", "threading", "time", "typing"}
-    allowed = {"numpy", "numba", "greedy"} | stdlib
-    for path in (ROOT / "optitree" / "exact").rglob("*.py"):
+    allowed = {"numpy", "greedy"} | stdlib
+    engine = ROOT / "optitree" / "exact"
+    own = {p.stem for p in engine.glob("*.py")} | {"_core"}
+    for path in engine.rglob("*.py"):
         tree = ast.parse(path.read_text(), filename=str(path))
+        siblings = set()
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom) and n.level == 1:
+                siblings.update([n.module.split(".")[0]] if n.module else [a.name for a in n.names])
+        assert siblings <= own, (path, siblings - own)  # within exact/: its modules and the compiled core
         relative_up = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 1 and
                        not (n.level == 2 and n.module is None and [a.name for a in n.names] == ["_forked"])]
         assert not relative_up, path  # nothing from optitree outside exact/ but _forked

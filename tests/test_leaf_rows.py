@@ -117,7 +117,7 @@ def test_brute_force_on_a_hand_checked_case():
     assert monotone_brute_force(X, y, w, bound=0.0) == pytest.approx(0.0)
 
 
-# 13-100 s each on a shared machine (start repair and compilation dominate; the search takes ~0.03 s)
+# 1.5-6.5 s each on a 2-core machine (the search itself takes ~0.03 s)
 @pytest.mark.parametrize("row", [pytest.param("monotone", marks=pytest.mark.slow), "loose",
                                  pytest.param("inner", marks=pytest.mark.slow)])
 def test_depth_two_under_a_leaf_value_row_equals_brute_force(row):

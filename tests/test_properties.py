@@ -8,7 +8,7 @@ weights and extreme targets. Each case must either
   data than CART of the same depth, and — where it claims a proof — with the training
   objective of an independent brute force over every tree; or
 - refuse with a ``ValueError``/``TypeError`` raised by our code or scikit-learn's validation,
-  never an exception from inside numpy, HiGHS, Pyomo or numba.
+  never an exception from inside numpy, HiGHS or Pyomo.
 
 Profiles (``tests/conftest.py``): ``ci`` is short and deterministic; the long run is
 ``OPTITREE_HYPOTHESIS_PROFILE=long python -m pytest tests/test_properties.py -p no:cacheprovider``.
@@ -31,7 +31,7 @@ from optitree import OptimalTreeClassifier, OptimalTreeRegressor
 from optitree.exact import solve as exact_solve
 
 #: Packages whose own exceptions must never reach the user.
-INTERNAL = tuple(f"{os.sep}{name}{os.sep}" for name in ("numpy", "scipy", "highspy", "pyomo", "numba"))
+INTERNAL = tuple(f"{os.sep}{name}{os.sep}" for name in ("numpy", "scipy", "highspy", "pyomo"))
 DEPTH = 2
 EXPONENTS = [-300, -150, -20, 0, 0, 0, 20, 150, 300]
 

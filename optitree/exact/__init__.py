@@ -5,8 +5,7 @@ tree found and a proven bound); ``split_bounds`` gives, for every split candidat
 lower bounds on its children's optimal sub-trees (the bound rows of a MIP). Both work on
 :class:`ExactData`, the rank encoding made once by :func:`prepare`.
 
-Depends on numpy, numba, ``greedy`` and ``optitree._forked`` only. :func:`warm_up` compiles the numba kernels once
-per process (the estimators call it before starting their clock).
+Depends on numpy, its compiled core ``_core`` (C++, built at install), ``greedy`` and ``optitree._forked`` only.
 
 >>> import numpy as np
 >>> from optitree.exact import solve, split_bounds
@@ -33,7 +32,6 @@ from ._bounds import SplitBounds, split_bounds
 from ._data import ExactData, prepare
 from ._search import check_allowed
 from ._subsets import MAX_SUBSETS, honours_distinct_features
-from ._warmup import warm_up
 
-__all__ = ["solve", "ExactResult", "split_bounds", "SplitBounds", "prepare", "ExactData", "check_allowed", "warm_up",
-           "MAX_SUBSETS", "honours_distinct_features"]
+__all__ = ["solve", "ExactResult", "split_bounds", "SplitBounds", "prepare", "ExactData", "check_allowed", "MAX_SUBSETS",
+           "honours_distinct_features"]

@@ -41,7 +41,7 @@ class ExactResult:
         ``"cutoff"``: no tree with objective below ``upper_bound`` exists (``bound`` is then
         ``upper_bound``; ``tree`` is the best one found).
     time : float
-        Wall time in seconds (encoding included, numba compilation excluded once cached).
+        Wall time in seconds (encoding included).
     trace : list of (seconds, incumbent, bound)
     classes : ndarray
         Empty for regression.

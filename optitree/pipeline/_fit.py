@@ -50,7 +50,7 @@ from ..solvers.resolve import solve_adding_rows
 from ._certificate import OBJECTIVE_TOL, verify_certificate, verify_tree_in_model
 from ._engine import (ExactStage, apply_engine_bounds, engine_targets, implied_restrictions, make_stage,
                       model_units, restrict_features)
-from ._progress import FitStopped, FitWatch
+from ._progress import FitWatch
 from ._results import bounds_result, engine_result, stopped_result
 from ._leaf_rows import leaf_value_rows
 from ._root_bounds import root_bounds, solve_by_decomposition, solve_by_leaf_rows
@@ -155,10 +155,8 @@ class FitPipeline:
         self.stage: ExactStage | None = None
         self.data = None
         self.spec: ModelSpec | None = None
-        self.compile_time = 0.0
         self.known_trees: list = []  # (tree, whose): answers found outside the solve (best_known)
-        self.fit_start = 0.0  # fit_time counts from here
-        self.clock_start = 0.0  # the time limit counts from here: the engine's compilation is off the clock
+        self.fit_start = 0.0  # fit_time and the time limit count from here
 
     def run(self) -> FitOutcome:
         """Run the fit, watched (progress line, Ctrl-C)."""
@@ -172,10 +170,10 @@ class FitPipeline:
     # ------------------------------------------------------------------ the stages in order
     def _run(self) -> FitOutcome:
         request, form, watch = self.request, self.form, self.watch
-        self.fit_start = self.clock_start = time.perf_counter()
+        self.fit_start = time.perf_counter()
         watch.set_units(*request.units, lower=form.objective_lower_bound)
         self.stage = make_stage(request, form)
-        self._compile_engine()
+        self._stop_before_start()
         n_positive = int(np.count_nonzero(self.sample_weight))
         if request.min_samples_leaf > n_positive:
             if request.solver == "dp":
@@ -205,22 +203,17 @@ class FitPipeline:
         tree = self.best_known(tree, result, notes)
         return self._outcome(tree, start_tree, result, notes)
 
-    def _compile_engine(self) -> None:
-        """The engine's one-off kernel compilation: build time, off the clock (Ctrl-C ends the fit with the start)."""
-        if self.stage is None:
+    def _stop_before_start(self) -> None:
+        """A stop asked before the fit (``request_stop(all_fits=True)``) ends it at once with its start."""
+        if self.stage is None or not self.watch.check():
             return
-        try:
-            with self.watch.stoppable():  # up to tens of seconds in a fresh process
-                self.compile_time = exact.warm_up()
-        except FitStopped:
-            tree, source = self.given
-            if tree is None:
-                raise KeyboardInterrupt("the fit was interrupted before any tree was found (no start: init=None)")
-            notes = []
-            result = stopped_result(self.form, self.stage, None, self.form.objective_of_tree(tree), source,
-                                    self.options, 0.0, notes, solver=self.request.solver)
-            raise _Done(self._outcome(tree, tree, result, notes))
-        self.clock_start += self.compile_time
+        tree, source = self.given
+        if tree is None:
+            raise KeyboardInterrupt("the fit was interrupted before any tree was found (no start: init=None)")
+        notes = []
+        result = stopped_result(self.form, self.stage, None, self.form.objective_of_tree(tree), source,
+                                self.options, 0.0, notes, solver=self.request.solver)
+        raise _Done(self._outcome(tree, tree, result, notes))
 
     def engine(self):
         """Stage 1: the engine's solve, with most of the time limit when its answer is the answer."""
@@ -310,7 +303,7 @@ class FitPipeline:
             return None
         share = None
         if self.options.time_limit is not None:
-            left = self.options.time_limit - (time.perf_counter() - self.clock_start)
+            left = self.options.time_limit - (time.perf_counter() - self.fit_start)
             share = max(0.25 * left, 0.01 * self.options.time_limit)
         info, root_lower = root_bounds(form, self.spec, stage, self.data, start_tree, start_objective,
                                        depth=self.request.max_depth, min_samples_leaf=self.request.min_samples_leaf,
@@ -331,7 +324,7 @@ class FitPipeline:
         """Charge the engine's time to the limit; end the fit with the start when Ctrl-C came before the solve."""
         options = self.options
         if options.time_limit is not None:  # the engine's time counts against the limit
-            elapsed = time.perf_counter() - self.clock_start - build_time
+            elapsed = time.perf_counter() - self.fit_start - build_time
             options.time_limit = max(options.time_limit - elapsed, 0.05 * options.time_limit)
         if self.watch.check() and start_tree is not None:
             result = stopped_result(self.form, self.stage, self.spec, start_objective, source, options, build_time,
@@ -504,7 +497,6 @@ class FitPipeline:
                 watch.warn(f"returning the best tree found so far (status 'interrupted', {name} "
                            f"{result.objective / scale:.6g}, bound {bound}); result_.message says where it stopped")
         result.message = "; ".join(filter(None, [result.message, *notes]))
-        result.build_time += self.compile_time
         result.fit_time = time.perf_counter() - self.fit_start
         result.objective_units = {"name": name, "scale": scale}
         return FitOutcome(tree, init_tree, result, self.spec)

@@ -17,8 +17,7 @@
   tree found with status ``"interrupted"``, ``proven_optimal=False``, the last valid bound and a
   warning. A second one raises :class:`KeyboardInterrupt`: at once in Python code, at the
   next callback (within a fraction of a second) inside a compiled kernel or a solver, where
-  an exception raised by the signal handler would be lost or mangled
-  (``SystemError: CPUDispatcher(...) returned a result with an exception set``).
+  an exception raised by the signal handler would be lost or mangled.
   :func:`request_stop` does what the first Ctrl-C does (e.g. from a harness's SIGTERM handler).
 """
 
@@ -48,11 +47,6 @@ class FitInterrupted(UserWarning):
 
 
 _stop_all = False
-
-
-class FitStopped(KeyboardInterrupt):
-    """Raised by the first Ctrl-C inside :meth:`FitWatch.stoppable`; the fit catches it and returns
-    its start (a KeyboardInterrupt wherever it would escape)."""
 
 
 def request_stop(all_fits: bool = False) -> bool:
@@ -181,7 +175,6 @@ class FitWatch:
         self.abort = False
         self.floor = -math.inf  # the best lower bound the stages proved (model units)
         self.guarded = 0  # > 0 inside a compiled kernel or a solver: the handler must not raise there
-        self.interruptible = 0  # > 0 in a step the first Ctrl-C may cut short (:meth:`stoppable`)
         self.stopped_in: list[str] = []
         self._previous = None
         self._wakeup = None
@@ -285,22 +278,8 @@ class FitWatch:
         self.stop_requested = True
         print("\noptitree: interrupt received, stopping the search (press Ctrl-C again to abort the fit)",
               file=sys.stderr, flush=True)
-        if self.interruptible and not self.guarded:
-            raise FitStopped
 
     # ------------------------------------------------------------------ stages
-    @contextmanager
-    def stoppable(self):
-        """A step with nothing to keep if cut short (the engine's compilation): the first Ctrl-C
-        raises :class:`FitStopped` in it at once (a stop asked before it, too)."""
-        if self.stop_requested:
-            raise FitStopped
-        self.interruptible += 1
-        try:
-            yield
-        finally:
-            self.interruptible -= 1
-
     def check(self) -> bool:
         """True when a stop was asked for; raises KeyboardInterrupt after a second Ctrl-C."""
         if self.abort:

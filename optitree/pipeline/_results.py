@@ -22,7 +22,7 @@ def certified_result(stage, *, objective, bound, proven, solve_time, trace, sour
         objective=objective, bound=bound, gap=relative_gap(objective, bound), proven_optimal=proven, nodes=0,
         build_time=build_time, solve_time=solve_time, n_rows=sizes[0], n_cols=sizes[1], n_nonzeros=sizes[2],
         n_integer=sizes[3], solver="exact" if spec is None else solver,
-        versions=package_versions(("numpy", "numba", "optitree")), options=dict(vars(options)),
+        versions=package_versions(("numpy", "optitree")), options=dict(vars(options)),
         start_source=source, start_objective=None, start_accepted=None, trace=trace,
         acceleration=stage.to_dict(),
     )
@@ -80,7 +80,7 @@ def stopped_result(form, stage, spec, objective, source, options, build_time, no
         start_source=source, start_objective=objective, start_accepted=None, trace=trace,
         acceleration=None if stage is None else stage.to_dict())
     notes.append("no MIP was solved: the fit was stopped before it" if spec is not None else
-                 "the fit was stopped before any search (while the exact engine compiled): the start is returned")
+                 "the fit was stopped before any search: the start is returned")
     return result
 
 

@@ -126,8 +126,7 @@ class SolveResult:
     (the estimators pass their formulation's ``objective_lower_bound``, 0, since
     a solver stopped before its root LP can report a dual bound far below it).
     ``build_time`` is the model construction measured by the caller plus the hand-off
-    to the solver (HiGHS ``passModel``, Pyomo emission); an estimator adds the one-off
-    compilation of the exact engine's kernels (:func:`optitree.exact.warm_up`).
+    to the solver (HiGHS ``passModel``, Pyomo emission).
     ``fit_time`` is the wall time of an estimator's whole ``fit`` (None for a bare
     solve); everything but the build runs under ``time_limit``, so
     ``fit_time - build_time`` exceeds it only by the solver's late clock checks (HiGHS's
