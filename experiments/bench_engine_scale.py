@@ -1,29 +1,31 @@
 """The exact engine on continuous features, side by side with pycontree's ConTree (and a baseline engine).
 
 Per instance (data set, depth): ConTree's time, the engine's time and their ratio; with
-``--baseline DIR`` also the time of the engine imported from ``DIR`` (e.g. an export of an
-earlier commit: ``git archive <ref> | tar -x -C DIR``) and the ratio after / before. Every time
-is the minimum over ``--repeats`` runs; the engines run in warmed-up worker processes (numba
-compilation excluded), ConTree in this one; the instances are run one after the other, so the
-ratios are measured under the same load. Both solvers get rank-transformed features (ConTree
-casts to float32). Regression instances (squared or absolute error) have no ConTree column.
+``--baseline-python PATH`` also the time of the engine of another interpreter (e.g. a venv
+with an earlier commit installed), its objective checked against the engine's, the ratio
+engine / baseline, and at the end the median and largest ratio. Every time is the minimum over
+``--repeats`` runs; the engine runs in this process (its core is compiled at install time: no
+warm-up), the baseline in a worker process of its interpreter, warmed up first when its engine
+has ``warm_up`` (numba compilation excluded; :mod:`experiments._baseline`). On each instance
+ConTree, the engine and the baseline run one after the other, so the ratios are measured under
+the same load. Both solvers get rank-transformed features (ConTree casts to float32).
+Regression instances (squared or absolute error) have no ConTree column.
 
 Usage::
 
     python -m experiments.bench_engine_scale                      # every instance
-    python -m experiments.bench_engine_scale --only banknote_like --baseline /tmp/before
+    python -m experiments.bench_engine_scale --only banknote_like --baseline-python ../venv-ref/bin/python
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
-import time
 
 import numpy as np
+
+from optitree.exact import solve
+
+from ._baseline import Baseline, best_time, same_objective
 
 # name -> (generator, depth, loss)
 INSTANCES = {
@@ -72,51 +74,6 @@ def make(name):
     return X, np.asarray(y)
 
 
-def best_time(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
-
-
-def worker():
-    """Answer one JSON request a line: ``{"name", "depth", "loss", "repeats", "time_limit"}``."""
-    from optitree.exact import solve, warm_up
-
-    warm_up()
-    for line in sys.stdin:
-        req = json.loads(line)
-        X, y = make(req["name"])
-        if req["loss"] == "misclassification":
-            y = np.unique(y, return_inverse=True)[1]
-        t, res = best_time(lambda: solve(X, y, max_depth=req["depth"], loss=req["loss"],
-                                         time_limit=req["time_limit"]), req["repeats"])
-        print(json.dumps({"time": t, "objective": res.objective, "status": res.status}), flush=True)
-
-
-class Engine:
-    """A warmed-up worker process importing optitree from ``path`` (None: this checkout)."""
-
-    def __init__(self, path=None):
-        env = dict(os.environ)
-        root = path or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-        script = os.path.abspath(__file__)
-        self.proc = subprocess.Popen([sys.executable, script, "--worker"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, env=env, cwd=root)
-
-    def run(self, **req):
-        self.proc.stdin.write(json.dumps(req) + "\n")
-        self.proc.stdin.flush()
-        return json.loads(self.proc.stdout.readline())
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait()
-
-
 def run_contree(X, y, depth, time_limit):
     import pycontree
 
@@ -127,40 +84,50 @@ def run_contree(X, y, depth, time_limit):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="instance names (substring match)")
-    ap.add_argument("--baseline", help="directory holding another optitree to time beside this one")
+    ap.add_argument("--baseline-python", metavar="PATH",
+                    help="also time the engine of this interpreter's optitree (experiments._baseline)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--time-limit", type=float, default=600.0)
-    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.worker:
-        return worker()
     names = [n for n in INSTANCES if not args.only or any(s in n for s in args.only)]
-    now = Engine()
-    before = Engine(args.baseline) if args.baseline else None
+    base = Baseline(args.baseline_python) if args.baseline_python else None
     head = ["instance", "rows x features", "ConTree s", "engine s", "engine / ConTree"]
-    if before:
-        head += ["baseline s", "baseline / ConTree", "engine / baseline"]
+    if base:
+        print(f"baseline: the engine of {args.baseline_python} ({base.origin}); min over {args.repeats} runs",
+              flush=True)
+        head += ["baseline s", "baseline / ConTree", "engine / baseline", "same objective"]
     print(" | ".join(head), flush=True)
+    vs_base = {}
     for name in names:
         data, depth, loss = INSTANCES[name]
         X, y = make(data)
-        req = dict(name=data, depth=depth, loss=loss, repeats=args.repeats, time_limit=args.time_limit)
         ct = None
         if loss == "misclassification":
-            yc = np.unique(y, return_inverse=True)[1]
-            ct, errors = best_time(lambda: run_contree(X, yc, depth, args.time_limit), args.repeats)
-        b = before.run(**req) if before else None
-        e = now.run(**req)
-        if ct is not None and e["status"] == "optimal" and abs(e["objective"] - errors) > 1e-6:
-            print(f"  !! {name}: engine objective {e['objective']} != ConTree errors {errors}")
-        row = [name, f"{X.shape[0]} x {X.shape[1]}", "-" if ct is None else f"{ct:.3f}", f"{e['time']:.3f}",
-               "-" if ct is None else f"{e['time'] / ct:.2f}"]
-        if b:
-            row += [f"{b['time']:.3f}", "-" if ct is None else f"{b['time'] / ct:.2f}", f"{e['time'] / b['time']:.2f}"]
+            y = np.unique(y, return_inverse=True)[1]
+            ct, errors = best_time(lambda: run_contree(X, y, depth, args.time_limit), args.repeats)
+        t, res = best_time(lambda: solve(X, y, max_depth=depth, loss=loss, time_limit=args.time_limit),
+                           args.repeats)
+        if ct is not None and res.status == "optimal" and abs(res.objective - errors) > 1e-6:
+            print(f"  !! {name}: engine objective {res.objective} != ConTree errors {errors}")
+        row = [name, f"{X.shape[0]} x {X.shape[1]}", "-" if ct is None else f"{ct:.3f}", f"{t:.3f}",
+               "-" if ct is None else f"{t / ct:.2f}"]
+        if base:
+            b = base.solve(X, y, args.repeats, max_depth=depth, loss=loss, time_limit=args.time_limit)
+            vs_base[name] = t / b["time"]
+            if res.status != "optimal" or b["status"] != "optimal":
+                agree = "stopped"  # a stopped search's objective depends on the time it had
+            else:
+                agree = "yes" if same_objective(res.objective, b["objective"]) else "NO"
+            if agree == "NO":
+                print(f"  !! OBJECTIVE MISMATCH {name}: engine {res.objective!r}, baseline {b['objective']!r}")
+            row += [f"{b['time']:.3f}", "-" if ct is None else f"{b['time'] / ct:.2f}", f"{t / b['time']:.2f}",
+                    agree]
         print(" | ".join(row), flush=True)
-    now.close()
-    if before:
-        before.close()
+    if base:
+        base.close()
+        worst = max(vs_base, key=vs_base.get)
+        print(f"time ratio engine / baseline: median {np.median(list(vs_base.values())):.2f}, "
+              f"max {vs_base[worst]:.2f} ({worst}), over {len(vs_base)} instances")
 
 
 if __name__ == "__main__":

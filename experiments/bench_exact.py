@@ -6,10 +6,15 @@ resident memory of the engine on breast_cancer at depth 3 (fresh subprocess).
 
 Both solvers get the same rank-transformed features (dense ranks per column): ConTree casts
 features to float32, which would merge close values; ranks keep every distinct value and do
-not change any optimum. Numba compilation is excluded: the engine is called once on a small
-set before timing (its kernels are also cached on disk after the first run). Each time is the
-minimum over ``--repeats`` runs; deeper than 2, runs stop once :data:`SHORT_RUN` seconds are
-spent, so only sets that take milliseconds are repeated (their times are the noisiest).
+not change any optimum. The engine's core is compiled at install time: no warm-up. Each time
+is the minimum over ``--repeats`` runs; deeper than 2, runs stop once :data:`SHORT_RUN` seconds
+are spent, so only sets that take milliseconds are repeated (their times are the noisiest).
+
+``--baseline-python PATH`` also times the engine of another interpreter (e.g. a venv with the
+last numba commit installed) on every instance, right after this checkout's engine, the same
+way (:mod:`experiments._baseline`; the baseline warms up first when its engine has
+``warm_up``), at the first ``--threads`` count: columns baseline time and engine / baseline,
+then the median and largest ratio; a differing objective is flagged.
 
 ``--threads 1 2`` times the engine at each thread count (speed-up column: one thread's time
 over the last count's). ``--sets`` picks sets, including the continuous stand-ins and the
@@ -25,6 +30,7 @@ Usage::
         --threads 1 2                             # continuous depth 4, one and two threads
     python -m experiments.bench_exact --depths 4 --sets generated_20000 generated_19020_imbalanced \
         --time-limit 300                          # large sets, both solvers stopped at 300 s
+    python -m experiments.bench_exact --baseline-python ../venv-ref/bin/python  # against an earlier engine
     python -m experiments.bench_exact --anytime    # digits depth 4: bound and gap at 120 s, work_limit twice
     python -m experiments.bench_exact --depths 5 --one-hot --sets monks1 monks2 monks3 tic_tac_toe car \
         balance_scale parity                      # depth 5 on binary (one-hot) data
@@ -41,8 +47,9 @@ import time
 import numpy as np
 
 from optitree import datasets
-from optitree.exact import solve, warm_up  # warm_up: every kernel compiled before any timing
+from optitree.exact import solve
 
+from ._baseline import Baseline, best_time, same_objective
 from .report import markdown_table
 
 # name -> (loader name, parameters): the regenerated sets at sizes where depth 3 is not trivial
@@ -114,16 +121,6 @@ def rank_transform(X):
     return np.column_stack([np.unique(X[:, j], return_inverse=True)[1] for j in range(X.shape[1])]).astype(float)
 
 
-def best_time(fn, repeats, budget=np.inf):
-    """The least time of ``fn()`` over ``repeats`` runs, fewer once ``budget`` seconds are spent; its last output."""
-    times, out = [], None
-    while len(times) < repeats and sum(times) < budget:
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
-
-
 def run_contree(X, y, depth, time_limit):
     import pycontree
 
@@ -133,12 +130,12 @@ def run_contree(X, y, depth, time_limit):
 
 
 def peak_rss_breast_cancer_depth3():
-    """Peak RSS (MiB) of a fresh process solving breast_cancer at depth 3, and its growth over the warm-up."""
+    """Peak RSS (MiB) of a fresh process before and after solving breast_cancer at depth 3 (after imports, loading)."""
     code = (
         "import resource, json, numpy as np\n"
-        "from experiments.bench_exact import load, warm_up\n"
+        "from experiments.bench_exact import load\n"
         "from optitree.exact import solve\n"
-        "X, y = load('breast_cancer'); warm_up()\n"
+        "X, y = load('breast_cancer')\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "solve(X, y, max_depth=3)\n"
         "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
@@ -189,12 +186,16 @@ def main(argv=None):
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--anytime", action="store_true", help="the stopped-search protocol (anytime_check)")
     parser.add_argument("--one-hot", action="store_true", help="indicator columns for every non-binary feature")
+    parser.add_argument("--baseline-python", metavar="PATH",
+                        help="also time the engine of this interpreter's optitree (experiments._baseline)")
     args = parser.parse_args(argv)
-    warm_up()
     if args.anytime:
         return anytime_check(time_limit=min(args.time_limit, 120.0))
     names = args.sets or (QUICK if args.quick else tuple(SETS))
-    rows, ratios, speedups = [], {d: [] for d in args.depths}, []
+    rows, ratios, speedups, vs_base = [], {d: [] for d in args.depths}, [], {}
+    base = Baseline(args.baseline_python) if args.baseline_python else None
+    if base:
+        print(f"baseline: {args.baseline_python}, optitree from {base.origin}", file=sys.stderr, flush=True)
     for name in names:
         X, y = load(name)
         if args.one_hot:
@@ -221,28 +222,52 @@ def main(argv=None):
                 row += [f"{times[last]:.3f}", f"{t_ex / times[last]:.2f}"]
                 if t_ex > 1.0:
                     speedups.append(t_ex / times[last])
+            if base:
+                b = base.solve(X, y, args.repeats, budget, max_depth=depth, time_limit=args.time_limit,
+                               threads=args.threads[0])
+                vs_base[f"{name} d{depth}"] = t_ex / b["time"]
+                if res.status != "optimal" or b["status"] != "optimal":
+                    agree = "stopped"  # a stopped search's objective depends on the time it had
+                else:
+                    agree = "yes" if same_objective(res.objective, b["objective"]) else "NO"
+                if agree == "NO":
+                    print(f"!! OBJECTIVE MISMATCH {name} depth {depth}: engine {res.objective!r}, "
+                          f"baseline {b['objective']!r}", flush=True)
+                row += [f"{b['time']:.3f}", f"{t_ex / b['time']:.2f}", agree]
             rows.append(row)
             print(f"{name} depth {depth}: ConTree {errors} in {t_ct:.3f} s, engine {res.objective:g} "
-                  f"({res.status}, bound {res.bound:g}) in {t_ex:.3f} s", file=sys.stderr, flush=True)
-    print("Engine times exclude numba compilation (one warm-up call before timing); features rank-transformed "
-          f"for both solvers; min over {args.repeats} runs at depth 2, deeper over the runs that fit in "
-          f"{SHORT_RUN:g} s (at least one). "
-          f"Engine threads: {args.threads[0]} (ratio column).\n")
+                  f"({res.status}, bound {res.bound:g}) in {t_ex:.3f} s"
+                  + (f", baseline {b['objective']:g} in {b['time']:.3f} s" if base else ""),
+                  file=sys.stderr, flush=True)
+    if base:
+        base.close()
+    print(f"Features rank-transformed for all solvers; min over {args.repeats} runs at depth 2, deeper over the "
+          f"runs that fit in {SHORT_RUN:g} s (at least one). "
+          f"Engine threads: {args.threads[0]} (ratio column)."
+          + (f" Baseline: the engine of {args.baseline_python} ({base.origin}), timed the same way in a worker "
+             "process after its warm_up (if any), right after this engine on each instance." if base else "")
+          + "\n")
     head = ["dataset", "n×p", "K", "depth", "ConTree errors", "ConTree s", "engine objective", "engine status",
             "bound", "gap", "engine s", "ratio", "equal"]
     if len(args.threads) > 1:
         head += [f"engine s, {args.threads[-1]} threads", "speed-up"]
+    if base:
+        head += ["baseline s", "engine / baseline", "same objective"]
     print(markdown_table(head, rows))
     print()
     for depth, r in ratios.items():
         print(f"median time ratio engine / ConTree at depth {depth}: {np.median(r):.2f} (over {len(r)} sets)")
+    if vs_base:
+        worst = max(vs_base, key=vs_base.get)
+        print(f"time ratio engine / baseline: median {np.median(list(vs_base.values())):.2f}, "
+              f"max {vs_base[worst]:.2f} ({worst}), over {len(vs_base)} instances")
     if speedups:
         print(f"median speed-up at {args.threads[-1]} threads over the runs above 1 s: {np.median(speedups):.2f} "
               f"(over {len(speedups)})")
     if not args.no_memory and not args.quick and not args.sets:
         before, after = peak_rss_breast_cancer_depth3()
         print(f"peak RSS, breast_cancer depth 3 (fresh process): {after:.0f} MiB "
-              f"(after imports and warm-up: {before:.0f} MiB, growth {after - before:.0f} MiB)")
+              f"(after imports and loading: {before:.0f} MiB, growth {after - before:.0f} MiB)")
 
 
 if __name__ == "__main__":
