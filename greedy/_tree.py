@@ -45,6 +45,13 @@ _OPTIONAL = (
 )
 
 
+#: dtypes of the per-node arrays (besides ``value``, float64 of 2 dimensions) as :class:`Tree` stores them.
+_DTYPES = {"children_left": np.intp, "children_right": np.intp, "feature": np.intp, "threshold": np.float64,
+           "n_node_samples": np.intp, "weighted_n_node_samples": np.float64, "impurity": np.float64,
+           "category_left": bool, "default_left": bool, "split_coef": np.float64, "missing_left": np.float64,
+           "leaf_coef": np.float64, "leaf_intercept": np.float64, "leaf_class": np.intp}
+
+
 def midpoint_threshold(lo, hi):
     """Split threshold between consecutive distinct values ``lo < hi`` (elementwise).
 
@@ -55,6 +62,38 @@ def midpoint_threshold(lo, hi):
     lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
     mid = lo / 2.0 + hi / 2.0
     return np.where((mid == hi) | ~np.isfinite(mid), lo, mid)
+
+
+def node_statistics(rows, nodes, y, sample_weight, n_nodes: int, n_classes: int | None):
+    """Node statistics of :meth:`Tree.fill_statistics` from the (sample, node) pairs of the samples' paths.
+
+    ``rows[k]`` passes through node ``nodes[k]``; each node's samples must come in increasing
+    order (:meth:`Tree._path_pairs`), so that every sum adds its terms in sample order.
+    ``n_classes`` is None for regression (``y`` the targets). Returns ``(value, n_node_samples,
+    weighted_n_node_samples, impurity)``: weighted class counts and Gini index, or weighted
+    means and variance.
+    """
+    sw, n = sample_weight, n_nodes
+    counts = np.bincount(nodes, minlength=n)
+    wsum = np.bincount(nodes, weights=sw[rows], minlength=n)
+    if n_classes is not None:
+        k = n_classes
+        codes = y[rows].astype(np.intp)
+        if codes.size and 0 <= codes.min() and codes.max() < k:
+            # per (node, class) the weights summed in sample order, as np.add.at does
+            value = np.bincount(nodes * k + codes, weights=sw[rows], minlength=n * k).reshape(n, k)
+        else:  # codes out of range: np.add.at's own behaviour and errors
+            value = np.zeros((n, k))
+            np.add.at(value, (nodes, codes), sw[rows])
+        p = value / np.maximum(value.sum(1, keepdims=True), 1e-300)
+        impurity = 1.0 - (p**2).sum(1)
+    else:
+        s1 = np.bincount(nodes, weights=sw[rows] * y[rows], minlength=n)
+        s2 = np.bincount(nodes, weights=sw[rows] * y[rows] ** 2, minlength=n)
+        mean = np.divide(s1, wsum, out=np.zeros(n), where=wsum > 0)
+        impurity = np.divide(s2, wsum, out=np.zeros(n), where=wsum > 0) - mean**2
+        value = mean[:, None]
+    return value, counts, wsum, np.maximum(impurity, 0)
 
 
 class Tree:
@@ -162,30 +201,32 @@ class Tree:
             raise ValueError("a regression tree has one value per node")
         left, right = self.children_left, self.children_right
         leaf = left == TREE_LEAF
-        if np.any(leaf != (right == TREE_LEAF)):
+        if (leaf != (right == TREE_LEAF)).any():
             raise ValueError("a node has exactly one child: both children must be -1 or both valid")
         internal = ~leaf
-        ids = np.arange(n)
-        if np.any((left[internal] <= ids[internal]) | (right[internal] <= ids[internal])):
+        ids = np.flatnonzero(internal)
+        left_i, right_i = left[ids], right[ids]
+        if ((left_i <= ids) | (right_i <= ids)).any():
             raise ValueError("every child id must be larger than its parent's id")
-        if np.any((left[internal] >= n) | (right[internal] >= n)):
+        if ((left_i >= n) | (right_i >= n)).any():
             raise ValueError("a child id is out of range")
-        children = np.concatenate([left[internal], right[internal]])
-        if children.size != np.unique(children).size or (children.size and children.min() < 1):
+        children = np.concatenate([left_i, right_i])
+        # every child id lies in (its parent's id, n) here: at least 1, so bincount counts its parents
+        if children.size and np.bincount(children, minlength=n).max() > 1:
             raise ValueError("every non-root node must have exactly one parent, and the root none")
         if children.size != n - 1:
             raise ValueError("some nodes are unreachable from the root")
-        if np.any(self.feature[leaf] != LEAF_FEATURE):
+        feature = self.feature
+        if (feature[leaf] != LEAF_FEATURE).any():
             raise ValueError("leaves must have feature == -2")
-        f = self.feature[internal]
+        f = feature[ids]
         oblique = f == OBLIQUE
-        if np.any(~oblique & ((f < 0) | (f >= self.n_features))):
+        if (~oblique & ((f < 0) | (f >= self.n_features))).any():
             raise ValueError(f"split features must lie in [0, {self.n_features}) (or be OBLIQUE)")
         if oblique.any() and (self.split_coef is None or self.split_coef.shape != (n, self.n_features)):
             raise ValueError("oblique splits need split_coef of shape (n_nodes, n_features)")
-        categorical = self.categorical_nodes
-        numeric = internal & ~categorical
-        if not np.all(np.isfinite(self.threshold[numeric])):
+        numeric = internal if self.category_left is None else internal & ~self.categorical_nodes
+        if not np.isfinite(self.threshold[numeric]).all():
             raise ValueError("thresholds of numeric splits must be finite")
         if self.category_left is not None:
             if self.category_left.ndim != 2 or self.category_left.shape[0] != n:
@@ -459,26 +500,68 @@ class Tree:
         X = self._check_X(X)
         y = np.asarray(y)
         sw = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        path = self.decision_path(X).tocoo()
-        rows, nodes = path.row, path.col
+        rows, nodes = self._path_pairs(X)
+        value, counts, wsum, impurity = node_statistics(
+            rows, nodes, y, sw, self.node_count,
+            None if self.task != "classification" else n_classes if n_classes is not None else self.value.shape[1])
+        return self._replace(value=value, n_node_samples=counts, weighted_n_node_samples=wsum, impurity=impurity)
+
+    def _path_pairs(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, nodes)``: every (sample, node on its path) pair, each node's samples in increasing order.
+
+        The pattern of :meth:`decision_path` (its COO entries in another order, the same per
+        node), without sparse matrices when every sample follows one path (no missing-value
+        routing): the samples are routed level by level, each level's pairs in sample order.
+        """
+        if self.missing_left is not None:
+            path = self.decision_path(X).tocoo()
+            return path.row, path.col
+        rows = np.arange(X.shape[0])
+        nodes = np.zeros(X.shape[0], np.intp)
+        parts_rows, parts_nodes = [rows], [nodes]
+        left_child, right_child, feature, threshold = (self.children_left, self.children_right, self.feature,
+                                                       self.threshold)
+        is_split = left_child != TREE_LEAF
+        # axis-aligned numeric splits only: x[f] <= threshold, as _split_values and _goes_left compute it
+        plain = self.category_left is None and not (feature == OBLIQUE).any()
+        categorical = None if plain else self.categorical_nodes
+        while rows.size:
+            split = is_split[nodes]
+            rows, nodes = rows[split], nodes[split]
+            if not rows.size:
+                break
+            v = X[rows, feature[nodes]] if plain else self._split_values(X, rows, nodes)
+            if np.isnan(v).any():
+                raise ValueError(
+                    "X contains NaN in a feature used by the tree, and the tree was built without "
+                    "missing-value support"
+                )
+            left = v <= threshold[nodes] if plain else self._goes_left(v, nodes, categorical)
+            nodes = np.where(left, left_child[nodes], right_child[nodes])
+            parts_rows.append(rows), parts_nodes.append(nodes)
+        return np.concatenate(parts_rows), np.concatenate(parts_nodes)
+
+    def _replace(self, **arrays) -> "Tree":
+        """A validated copy with the given per-node arrays replaced: ``Tree.from_dict({**self.to_dict(), **arrays})``
+        without the round trip through Python lists (the same arrays, dtypes and non-finite thresholds as NaN)."""
+        tree = Tree.__new__(Tree)
+        for name in ("children_left", "children_right", "feature", "value", "n_node_samples",
+                     "weighted_n_node_samples", "impurity", *_OPTIONAL):
+            arr = getattr(self, name)
+            setattr(tree, name, None if arr is None else arr.copy())
+        threshold = self.threshold
+        tree.threshold = np.where(np.isfinite(threshold), threshold, np.nan)
+        tree.n_features, tree.task = self.n_features, self.task
         n = self.node_count
-        counts = np.bincount(nodes, minlength=n)
-        wsum = np.bincount(nodes, weights=sw[rows], minlength=n)
-        if self.task == "classification":
-            k = n_classes if n_classes is not None else self.value.shape[1]
-            value = np.zeros((n, k))
-            np.add.at(value, (nodes, y[rows].astype(np.intp)), sw[rows])
-            p = value / np.maximum(value.sum(1, keepdims=True), 1e-300)
-            impurity = 1.0 - (p**2).sum(1)
-        else:
-            s1 = np.bincount(nodes, weights=sw[rows] * y[rows], minlength=n)
-            s2 = np.bincount(nodes, weights=sw[rows] * y[rows] ** 2, minlength=n)
-            mean = np.divide(s1, wsum, out=np.zeros(n), where=wsum > 0)
-            impurity = np.divide(s2, wsum, out=np.zeros(n), where=wsum > 0) - mean**2
-            value = mean[:, None]
-        d = self.to_dict()
-        d.update(value=value, n_node_samples=counts, weighted_n_node_samples=wsum, impurity=np.maximum(impurity, 0))
-        return Tree.from_dict(d)
+        for name, value in arrays.items():
+            if name == "value":
+                value = np.asarray(value, dtype=np.float64)
+                value = value.reshape(n, -1) if value.ndim != 2 else value
+            elif value is not None:
+                value = np.asarray(value, dtype=_DTYPES[name])
+            setattr(tree, name, value)
+        tree.validate()
+        return tree
 
     def compute_feature_importances(self, normalize: bool = True) -> np.ndarray:
         """Mean decrease in weighted impurity, by feature (oblique splits count for no feature)."""

@@ -191,12 +191,18 @@ def prepare(X, y, sample_weight=None, *, loss="misclassification") -> ExactData:
         classes, codes = np.unique(y, return_inverse=True)
         stats, centre, target_scale, scale = np.zeros((1, 4)), 0.0, 1.0, weight_unit
     Xk = np.ascontiguousarray(X[kept])
+    # one stable sort of every column: the view (rows by rank, ties in row order), the dense ranks
+    # (np.unique's inverse) and the distinct values, without a sort per feature
+    order = np.argsort(Xk.T, axis=1, kind="stable")
+    ordered = np.take_along_axis(Xk.T, order, axis=1)
+    first = np.ones(ordered.shape, bool)  # the first of each run of equal values
+    np.not_equal(ordered[:, 1:], ordered[:, :-1], out=first[:, 1:])
     rank = np.empty((p, kept.size), np.int32)
-    thresholds = []
-    for f in range(p):
-        values, inverse = np.unique(Xk[:, f], return_inverse=True)
-        rank[f] = inverse
-        thresholds.append(midpoint_threshold(values[:-1], values[1:]))
-    view = np.argsort(rank, axis=1, kind="stable").astype(np.int32)
+    np.put_along_axis(rank, order, np.cumsum(first, axis=1, dtype=np.int32) - 1, axis=1)
+    values = ordered[first]  # each feature's distinct values in turn
+    ends = np.cumsum(np.count_nonzero(first, axis=1))
+    mids = midpoint_threshold(values[:-1], values[1:])  # and between the features, dropped here
+    thresholds = [mids[start:end - 1] for start, end in zip(np.r_[0, ends[:-1]].tolist(), ends.tolist())]
+    view = order.astype(np.int32)
     return ExactData(Xk, np.ascontiguousarray(codes[kept].astype(np.int32)), wk, scale, classes, rank, thresholds,
                      view, kept, loss, stats, centre, target_scale, weight_unit)

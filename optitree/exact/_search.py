@@ -309,7 +309,15 @@ class Search:
         did 6-28 % more, hence the threshold.
 
         At depth 3 on data whose features all have one threshold, :meth:`binary_steps` instead of scans.
+
+        An incumbent that already meets the lower bound of every split, ``alpha`` (a pure leaf,
+        or a perfect start), ends the search at once: no feature is ordered and no scan set up.
+        (A search with ``min_leaf`` sets its best-first scans up all the same, for their relaxed
+        scans' work and cache.)
         """
+        if min(best, upper_bound, np.inf if shared is None else shared.value) <= self.alpha + EPS and (
+                self.monotone or not self.best_first or (self.binary and depth == 3)):
+            return Subtree(best, min(best, upper_bound, np.inf if shared is None else shared.value), best_nodes)
         features = self.feature_order(view, node) if features is None else features
         started = []  # (scan, its run): the features in order, then those taken over (claims)
         unresolved = np.inf  # lowest children bound (without alpha) of a non-exact candidate of binary_steps

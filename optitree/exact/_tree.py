@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from greedy import LEAF_FEATURE, TREE_LEAF, Tree
+from greedy._tree import node_statistics
 
 from ._data import ExactData
 
@@ -20,17 +21,22 @@ def weighted_median(values, weights) -> float:
 
 
 def to_tree(data: ExactData, nodes, rows) -> Tree:
-    """``greedy.Tree`` of a nested split structure over ``rows``.
+    """``greedy.Tree`` of a nested split structure over ``rows`` (sorted kept rows).
 
     Node values are weighted class counts (classification), weighted means (squared error)
-    or, at the leaves, weighted medians (absolute error) of the targets.
+    or, at the leaves, weighted medians (absolute error) of the targets: the statistics of
+    ``Tree.fill_statistics`` on ``data.X[rows]``, from the rows the splits send to each node
+    (``rank[f] <= r`` is ``x[f] <= thresholds[f][r]``).
     """
     left, right, feature, threshold = [], [], [], []
-    stack = [(nodes, -1, False)]
+    rank = data.rank[:, rows]
+    at_rows, at_nodes = [], []  # per node (in id order) the positions in `rows` reaching it, increasing
+    stack = [(nodes, -1, False, np.arange(rows.size))]
     while stack:
-        node, parent, is_left = stack.pop()
+        node, parent, is_left, here = stack.pop()
         idx = len(left)
         left.append(TREE_LEAF), right.append(TREE_LEAF)
+        at_rows.append(here)
         if parent >= 0:
             (left if is_left else right)[parent] = idx
         if node is None:
@@ -38,23 +44,27 @@ def to_tree(data: ExactData, nodes, rows) -> Tree:
             continue
         f, r, lo, hi = node
         feature.append(f), threshold.append(float(data.thresholds[f][r]))
-        stack.append((hi, idx, False))
-        stack.append((lo, idx, True))
+        goes_left = rank[f, here] <= r
+        stack.append((hi, idx, False, here[~goes_left]))
+        stack.append((lo, idx, True, here[goes_left]))
     n = len(left)
+    positions = np.concatenate(at_rows)
+    at_node = np.repeat(np.arange(n), [a.size for a in at_rows])
     if not data.is_regression:
-        tree = Tree(left, right, feature, threshold, np.zeros((n, data.n_classes)), n_features=data.n_features)
-        return tree.fill_statistics(data.X[rows], data.y[rows], data.weight[rows] * data.scale,
-                                    n_classes=data.n_classes)
-    tree = Tree(left, right, feature, threshold, np.zeros((n, 1)), n_features=data.n_features, task="regression")
-    tree = tree.fill_statistics(data.X[rows], data.targets(rows), data.weight[rows] * data.weight_unit)
+        value, counts, wsum, impurity = node_statistics(positions, at_node, data.y[rows], data.weight[rows] * data.scale,
+                                                        n, data.n_classes)
+        return Tree(left, right, feature, threshold, value, n_features=data.n_features, n_node_samples=counts,
+                    weighted_n_node_samples=wsum, impurity=impurity)
+    value, counts, wsum, impurity = node_statistics(positions, at_node, data.targets(rows),
+                                                    data.weight[rows] * data.weight_unit, n, None)
     if data.loss == "absolute":  # median leaves
-        leaf_of = tree.apply(data.X[rows])
-        value = tree.value.copy()
-        for leaf in np.unique(leaf_of):
-            at = rows[leaf_of == leaf]
-            value[leaf, 0] = weighted_median(data.targets(at), data.weight[at])
-        tree = Tree.from_dict({**tree.to_dict(), "value": value})
-    return tree
+        value = value.copy()
+        for leaf in np.flatnonzero(np.asarray(left) == TREE_LEAF):
+            if at_rows[leaf].size:
+                at = rows[at_rows[leaf]]
+                value[leaf, 0] = weighted_median(data.targets(at), data.weight[at])
+    return Tree(left, right, feature, threshold, value, n_features=data.n_features, task="regression",
+                n_node_samples=counts, weighted_n_node_samples=wsum, impurity=impurity)
 
 
 @dataclass
