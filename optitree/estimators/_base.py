@@ -12,6 +12,7 @@ engine's loss and whether its trees cover the model, and notes for the result.
 
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
 from abc import ABCMeta, abstractmethod
@@ -132,8 +133,12 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         sample_weight, input_notes = normalise_weights(sample_weight)
         seed = self._seed()
-        given = self._given_start(X, y, sample_weight, seed)
-        space = self._split_space(X, given[0])
+        if self._start_deferrable(X):
+            # greedy CART only when the pipeline needs it: an engine proof returns no start (init_tree_ None)
+            given, space = functools.partial(self._given_start, X, y, sample_weight, seed), None
+        else:
+            given = self._given_start(X, y, sample_weight, seed)
+            space = self._split_space(X, given[0])
         Z = X if space is None else space.transform(X)
         if space is not None and given[0] is not None:
             encoded = encode(space, given[0])
@@ -143,7 +148,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         with warnings.catch_warnings(record=True) as model_warnings:
             # the formulation's warnings concern its MIP: shown only if one is built
             warnings.simplefilter("always")
-            form = self._formulation(Z, y, sample_weight, start_tree=given[0])
+            form = self._formulation(Z, y, sample_weight, start_tree=None if callable(given) else given[0])
         request = FitRequest(
             max_depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf), solver=self.solver,
             time_limit=None if self.time_limit is None else float(self.time_limit), rel_gap=float(self.rel_gap),
@@ -169,6 +174,26 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         # the exports show NaN routing at the splits of features that had NaN in training
         self._nan_seen = (np.zeros(self.tree_.node_count, bool) if space is None else
                           ~self.tree_.is_leaf & space.has_missing[np.maximum(self.tree_.feature, 0)])
+
+    #: Whether greedy CART (``init="cart"``) may be fitted only when the pipeline needs the start
+    #: (:meth:`_start_deferrable`): its fit raises nothing on validated input (the regressor's may refuse
+    #: targets whose errors overflow, so it is fitted first).
+    _defer_cart = False
+
+    def _formulation_needs_start(self) -> bool:
+        """Whether :meth:`_formulation` reads its ``start_tree``."""
+        return True
+
+    def _start_deferrable(self, X) -> bool:
+        """Whether the start (``init="cart"``) may be fitted when the pipeline first needs it, not before.
+
+        Only when nothing before the pipeline reads it: no split space (numeric ``X`` without
+        NaN, whose :meth:`_split_space` keeps CART's category subsets) and a formulation that
+        ignores it. A fit the exact engine proves (or ``solver="dp"``) then fits no CART: its
+        start is never used.
+        """
+        return (self._defer_cart and isinstance(self.init, str) and self.init == "cart" and not self.categories_
+                and not self._formulation_needs_start() and not np.isnan(X).any())
 
     def _split_space(self, X, start_tree):
         """The fit's :class:`~optitree.split_space.SplitSpace`, or None when ``X`` needs none (numeric, no NaN).

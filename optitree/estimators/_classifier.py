@@ -299,7 +299,8 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
             if getattr(self, name) is not None and self.formulation == "oct-h":
                 raise ValueError(f"{name} applies to formulation 'flow' or 'oct' (and solver='dp')")
         self._parse_allowed_features(X.shape[1])
-        check_classification_targets(y)
+        if not (y.ndim == 1 and y.dtype.kind in "biuU"):  # such labels are always classes (binary or multiclass)
+            check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes in y, got 1 class ({classes.tolist()[0]!r})")
@@ -309,6 +310,11 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         self._fit_tree(X, y_enc, sample_weight)
         self.classes_ = classes
         return self
+
+    _defer_cart = True
+
+    def _formulation_needs_start(self):
+        return self.max_thresholds is not None  # the start's thresholds join the quantile ones
 
     def _formulation(self, X, y_enc, sample_weight, start_tree=None):
         required = None

@@ -6,7 +6,7 @@ depth-2 kernel, and by :func:`optitree.exact.split_bounds`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -15,11 +15,11 @@ from . import _kernels as K
 EPS = K.EPS
 
 
-@dataclass(frozen=True)
-class Subtree:
+class Subtree(NamedTuple):
     """Outcome of one sub-problem: ``lower_bound <= optimum <= cost``; exact when they meet.
 
-    ``nodes`` is ``None`` (a leaf) or ``(feature, rank_threshold, left, right)``.
+    ``nodes`` is ``None`` (a leaf) or ``(feature, rank_threshold, left, right)``. Immutable (a
+    named tuple: the search makes one per sub-problem visit, a frozen dataclass costs more).
     """
 
     cost: float
@@ -59,17 +59,14 @@ class FeatureScan:
         self.monotone = search.monotone_at(depth - 1)
         d = search.data
         if depth == 2:  # the depth-1 sweeps' inputs, once per scan
-            self.order = K.target_order(view[0], d.stats, d.loss_code, d.n_samples)
+            self.order = K.target_order(view[0], d.stats, search.loss_code, d.n_samples)
             self.layout = K.layout(view, d.rank, d.y, d.weight)
             self.key = K.positions(view, feature, d.n_samples)
             self.buf = K.scratch(view.shape[1])
         self.rank_threshold, self.n_left, self.dist_left = K.candidates(view, d.rank, d.weight, d.stats,
-                                                                          d.loss_code, feature, search.min_leaf)
+                                                                          search.loss_code, feature, search.min_leaf)
         T = self.rank_threshold.shape[0]
-        self.solved_left = np.zeros(T)
-        self.solved_right = np.zeros(T)
-        self.bound_left = np.zeros(T)
-        self.bound_right = np.zeros(T)
+        self.solved_left, self.solved_right, self.bound_left, self.bound_right = np.zeros((4, T))
         if known is not None:
             rank, left, right = known
             at = np.searchsorted(rank, self.rank_threshold)
@@ -120,7 +117,7 @@ class FeatureScan:
             r = int(self.rank_threshold[mid])
             if self.depth == 2:  # both depth-1 children in one sweep, no partition
                 cost, lower, feat, thr = s.depth1_pair(self.view, self.layout, self.key, int(self.n_left[mid]),
-                                                       self.buf, *d.kernel_args(), self.order,
+                                                       self.buf, *s.kernel_args, self.order,
                                                        s.allowed[2 * self.node - 1:2 * self.node + 1], s.alpha,
                                                        s.min_leaf, limit)
                 sides = [Subtree(float(cost[k]), float(lower[k]),
@@ -237,7 +234,10 @@ class FeatureScan:
 
     def _next(self) -> int:
         """Index of the interval to take next: the least ``(priority, sequence)``, priorities as of now."""
-        return min(range(len(self.queue)), key=lambda j: (self._priority(*self.queue[j]), self.queue[j][1]))
+        queue = self.queue
+        if not self.best_first:  # the priority is the entry's first field: entries compare as their (priority, sequence)
+            return min(range(len(queue)), key=queue.__getitem__)
+        return min(range(len(queue)), key=lambda j: (self._priority(*queue[j]), queue[j][1]))
 
     def _priority(self, first, seq, lo, hi, a, b) -> float:
         """See :meth:`_push`; ``first`` (a re-queued middle) comes before any other."""

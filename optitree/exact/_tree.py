@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from greedy import LEAF_FEATURE, TREE_LEAF, Tree
-from greedy._tree import node_statistics
+from greedy._statistics import node_statistics
 
 from ._data import ExactData
 

@@ -116,13 +116,25 @@ class FlowOCTFormulation(TreeFormulation):
         ):
             raise ValueError(f"max_thresholds must be None or an integer >= 1, got {max_thresholds!r}")
         self.max_thresholds = max_thresholds
+        self._required_thresholds = required_thresholds
+        self._binarized = None
+        if max_thresholds is not None:
+            self._binarize()
+        # else on first use: a fit the exact engine proves builds no MIP and reads none of them
+        self.full_routing = self.min_samples_leaf > 1
+
+    def _binarize(self) -> tuple:
+        """``(threshold_feature, threshold_value, first, n_thr, rank, exact_thresholds)``, computed once."""
+        if self._binarized is not None:
+            return self._binarized
+        max_thresholds, required_thresholds = self.max_thresholds, self._required_thresholds
         feats, thrs = [], []
-        self.exact_thresholds = True
+        exact_thresholds = True
         for j in range(self.n_features):
             vals, counts = np.unique(self.X[:, j], return_counts=True)
             mids = midpoint_threshold(vals[:-1], vals[1:])
             if max_thresholds is not None and mids.size > max_thresholds:
-                self.exact_thresholds = False
+                exact_thresholds = False
                 cdf = np.cumsum(counts) / counts.sum()
                 levels = np.arange(1, max_thresholds + 1) / (max_thresholds + 1)
                 keep = np.minimum(np.searchsorted(cdf, levels), mids.size - 1)
@@ -132,17 +144,44 @@ class FlowOCTFormulation(TreeFormulation):
                     keep = np.r_[keep, np.minimum(np.searchsorted(vals, t, side="right") - 1, mids.size - 1)]
                 mids = mids[np.unique(keep[keep >= 0])]
             feats.append(np.full(mids.size, j)), thrs.append(mids)
-        self.threshold_feature = np.concatenate(feats).astype(np.intp)
-        self.threshold_value = np.concatenate(thrs)
-        n_thr = np.bincount(self.threshold_feature, minlength=self.n_features)
-        self._first = np.r_[0, np.cumsum(n_thr)[:-1]]  # first binarized index of each feature
-        self._n_thr = n_thr
+        threshold_feature = np.concatenate(feats).astype(np.intp)
+        threshold_value = np.concatenate(thrs)
+        n_thr = np.bincount(threshold_feature, minlength=self.n_features)
+        first = np.r_[0, np.cumsum(n_thr)[:-1]]  # first binarized index of each feature
         # r_ij: position (within feature j) of the first threshold >= x_ij
-        self._rank = np.column_stack([
-            np.searchsorted(self.threshold_value[self._first[j]: self._first[j] + n_thr[j]], self.X[:, j])
+        rank = np.column_stack([
+            np.searchsorted(threshold_value[first[j]: first[j] + n_thr[j]], self.X[:, j])
             for j in range(self.n_features)
         ])
-        self.full_routing = self.min_samples_leaf > 1
+        self._binarized = (threshold_feature, threshold_value, first, n_thr, rank, exact_thresholds)
+        return self._binarized
+
+    @property
+    def threshold_feature(self) -> np.ndarray:
+        """Feature of each binarized column (threshold), ``(F_b,)``."""
+        return self._binarize()[0]
+
+    @property
+    def threshold_value(self) -> np.ndarray:
+        """Threshold of each binarized column: ``x[threshold_feature] <= threshold_value`` goes left."""
+        return self._binarize()[1]
+
+    @property
+    def _first(self) -> np.ndarray:
+        return self._binarize()[2]
+
+    @property
+    def _n_thr(self) -> np.ndarray:
+        return self._binarize()[3]
+
+    @property
+    def _rank(self) -> np.ndarray:
+        return self._binarize()[4]
+
+    @property
+    def exact_thresholds(self) -> bool:
+        """Whether every midpoint of every feature is a threshold (``max_thresholds`` cut none)."""
+        return self.max_thresholds is None or self._binarize()[5]
 
     @property
     def n_thresholds(self) -> int:

@@ -138,8 +138,10 @@ class FitPipeline:
         Not built yet.
     X, y, sample_weight : ndarray
         Validated data, ``y`` encoded (class codes or targets), weights normalised.
-    given : (greedy.Tree or None, str or None)
-        The start as given (``init``) and its source.
+    given : (greedy.Tree or None, str or None), or a callable returning it
+        The start as given (``init``) and its source; a callable (e.g. greedy CART's fit) is
+        called once, when a stage first needs the start (:attr:`given`): a fit the engine
+        proves never does.
     model_warnings : list of warnings.WarningMessage
         Warnings the formulation raised while it was made: about its MIP, so re-issued only
         when the MIP is built.
@@ -148,7 +150,7 @@ class FitPipeline:
     def __init__(self, request: FitRequest, form, X, y, sample_weight, given=(None, None), model_warnings=()):
         self.request, self.form = request, form
         self.X, self.y, self.sample_weight = X, y, sample_weight
-        self.given = given
+        self._given = given
         self.model_warnings = list(model_warnings)
         self.options = request.solve_options()
         self.watch: FitWatch | None = None
@@ -157,6 +159,13 @@ class FitPipeline:
         self.spec: ModelSpec | None = None
         self.known_trees: list = []  # (tree, whose): answers found outside the solve (best_known)
         self.fit_start = 0.0  # fit_time and the time limit count from here
+
+    @property
+    def given(self):
+        """The start as given and its source, ``(tree or None, source or None)``, made on first use."""
+        if callable(self._given):
+            self._given = self._given()
+        return self._given
 
     def run(self) -> FitOutcome:
         """Run the fit, watched (progress line, Ctrl-C)."""
@@ -242,7 +251,8 @@ class FitPipeline:
             # spent) would overrun time_limit for nothing: the engine's best (or the start) is returned
             tree = self.form.task.statistics(engine.tree, self.X, self.y, self.sample_weight)
             tree, result, notes = engine_result(self.form, stage, engine, tree, self.options,
-                                                rel_gap=request.rel_gap, solver=request.solver, fallback=self.given)
+                                                rel_gap=request.rel_gap, solver=request.solver,
+                                                fallback=(None, None) if engine.status == "optimal" else self.given)
             raise _Done(self._outcome(tree, None, result, notes))
 
     def build(self) -> float:
