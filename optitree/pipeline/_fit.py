@@ -249,11 +249,24 @@ class FitPipeline:
         )):
             # without user constraints a MIP after an engine stopped by the clock (90 % of the limit
             # spent) would overrun time_limit for nothing: the engine's best (or the start) is returned
-            tree = self.form.task.statistics(engine.tree, self.X, self.y, self.sample_weight)
-            tree, result, notes = engine_result(self.form, stage, engine, tree, self.options,
+            tree, result, notes = engine_result(self.form, stage, engine, self._engine_tree(engine), self.options,
                                                 rel_gap=request.rel_gap, solver=request.solver,
                                                 fallback=(None, None) if engine.status == "optimal" else self.given)
             raise _Done(self._outcome(tree, None, result, notes))
+
+    def _engine_tree(self, engine):
+        """The engine's tree with the task's node statistics on the training data.
+
+        The engine's own statistics are these when it saw every row (no zero weight), with the
+        same class codes and weights (classification: its weight unit is a power of two, so its
+        weights times its scale are the given ones exactly); else they are recomputed.
+        """
+        data, form = self.data, self.form
+        if (form.task.name == "classification" and data is not None and data.kept.size == self.y.shape[0]
+                and data.n_classes == form.task.n_classes and np.array_equal(data.y, self.y)
+                and np.array_equal(data.weight * data.scale, self.sample_weight) and np.array_equal(data.X, self.X)):
+            return engine.tree
+        return form.task.statistics(engine.tree, self.X, self.y, self.sample_weight)
 
     def build(self) -> float:
         """Stage 2: the MIP, its restrictions and the user's rows (``self.spec``); returns the build time."""
@@ -280,8 +293,7 @@ class FitPipeline:
         (:meth:`~optitree.formulations.TreeFormulation.improve_start`: hyperplanes, linear leaves)."""
         form, spec, stage = self.form, self.spec, self.stage
         start_tree, start, source, notes = encode_start(form, spec, self.given)
-        engine_tree = None if engine is None else form.task.statistics(engine.tree, self.X, self.y,
-                                                                       self.sample_weight)
+        engine_tree = None if engine is None else self._engine_tree(engine)
         self.known_trees.append((engine_tree, "exact engine's"))
         if engine is not None and "start" in stage.stages:
             start_tree, start, source = better_start(form, spec, (start_tree, start, source), engine_tree, notes)
