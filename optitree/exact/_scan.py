@@ -103,47 +103,49 @@ class FeatureScan:
         trees found (a feasible tree, ``None`` nodes when a child is unknown).
         """
         s, d = self.search, self.search.data
-        while self.queue:
+        queue, view, m = self.queue, self.view, self.view.shape[1]
+        bound_left, bound_right, solved_left, solved_right = (self.bound_left, self.bound_right, self.solved_left,
+                                                              self.solved_right)
+        dist_left, rank_threshold, n_left, tree_cost = self.dist_left, self.rank_threshold, self.n_left, self.tree_cost
+        rank_f = d.rank[self.feature]
+        while queue:
             k, lo, hi, a, b, limit = self._next_shrunk(target)
             if lo > hi:
-                self.queue.pop(k)
+                queue.pop(k)
                 continue
             mid = (lo + hi) // 2
-            if self.bound_left[mid] + self.bound_right[mid] >= limit - EPS:  # a known bound drops it
-                self.queue.pop(k)
-                self.solved_left[mid], self.solved_right[mid] = self.bound_left[mid], self.bound_right[mid]
+            if bound_left[mid] + bound_right[mid] >= limit - EPS:  # a known bound drops it
+                queue.pop(k)
+                solved_left[mid], solved_right[mid] = bound_left[mid], bound_right[mid]
                 self._split_interval(lo, mid, hi, a, b)
                 continue
-            s.spend(self.view.shape[1])
-            r = int(self.rank_threshold[mid])
+            s.spend(m)
             if self.depth == 2:  # both depth-1 children in one sweep, no partition
-                cost, lower, feat, thr = s.depth1_pair(self.view, self.layout, self.key, int(self.n_left[mid]),
+                cost, lower, feat, thr = s.depth1_pair(view, self.layout, self.key, int(n_left[mid]),
                                                        self.buf, *s.kernel_args, self.order,
                                                        s.allowed[2 * self.node - 1:2 * self.node + 1], s.alpha,
                                                        s.min_leaf, limit)
                 sides = [Subtree(float(cost[k]), float(lower[k]),
                                  None if feat[k] < 0 else (int(feat[k]), int(thr[k]), None, None)) for k in (0, 1)]
             else:
-                left, right = K.partition(self.view, d.rank[self.feature], r, int(self.n_left[mid]))
-                slack = max(self.dist_left[mid] - self.dist_left[lo],
-                            self.dist_left[hi] - self.dist_left[mid])
+                left, right = K.partition(view, rank_f, int(rank_threshold[mid]), int(n_left[mid]))
+                slack = max(dist_left[mid] - dist_left[lo], dist_left[hi] - dist_left[mid])
                 sides = s._solve_children((left, right), self.depth - 1, self.node, limit, slack)
-            self.queue.pop(k)
+            queue.pop(k)
             # a child stopped by the budget may know less than the neighbours' bounds: keep the larger
-            near_left, near_right = K.point_bounds(mid, a, b, self.dist_left, self.solved_left, self.solved_right,
-                                                   self.monotone)
-            self.solved_left[mid] = self.bound_left[mid] = max(self.bound_left[mid], sides[0].lower_bound, near_left)
-            self.solved_right[mid] = self.bound_right[mid] = max(self.bound_right[mid], sides[1].lower_bound,
-                                                                 near_right)
-            cost = s.alpha + sides[0].cost + sides[1].cost
-            self.tree_cost[mid] = min(self.tree_cost[mid], cost)
+            near_left, near_right = K.point_bounds(mid, a, b, dist_left, solved_left, solved_right, self.monotone)
+            side_left, side_right = sides
+            solved_left[mid] = bound_left[mid] = max(bound_left[mid], side_left.lower_bound, near_left)
+            solved_right[mid] = bound_right[mid] = max(bound_right[mid], side_right.lower_bound, near_right)
+            cost = s.alpha + side_left.cost + side_right.cost
+            tree_cost[mid] = min(tree_cost[mid], cost)
             self._split_interval(lo, mid, hi, a, b)
             split = self._split(mid, sides)
-            if sides[0].exact and sides[1].exact:
+            if side_left.exact and side_right.exact:
                 self.exact[mid] = True
                 yield cost, cost, split
             else:
-                bound = self.solved_left[mid] + self.solved_right[mid]
+                bound = solved_left[mid] + solved_right[mid]
                 if bound < limit - EPS:
                     self.unresolved = min(self.unresolved, bound)
                 yield s.alpha + bound, cost, split
