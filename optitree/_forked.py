@@ -41,6 +41,8 @@ STOP_GRACE = 0.5
 #: Seconds between two calls of ``stop()`` while the child is silent.
 STOP_POLL = 0.1
 _PR_SET_PDEATHSIG = 1
+#: Signals the forking thread blocks until the child has its own dispositions (:func:`_child`).
+_BLOCKED = {signal.SIGINT, signal.SIGTERM}
 
 
 class ForkFailed(RuntimeError):
@@ -84,8 +86,12 @@ class _Finished:
     """Sent by the child when ``work`` has returned."""
 
 
-def _child(work, write_fd: int, stop_flag: mmap.mmap, parent: int) -> None:
-    """Body of the child: never returns (``os._exit``), so no parent clean-up runs twice."""
+def _child(work, write_fd: int, stop_flag: mmap.mmap, parent: int, mask) -> None:
+    """Body of the child: never returns (``os._exit``), so no parent clean-up runs twice.
+
+    It starts with SIGINT and SIGTERM blocked (:data:`_BLOCKED`, by the parent around the fork)
+    and unblocks them (``mask``: the mask before) once it ignores SIGINT and has no wake-up fd.
+    """
     code = 0
 
     def send(message: Any) -> None:
@@ -95,12 +101,16 @@ def _child(work, write_fd: int, stop_flag: mmap.mmap, parent: int) -> None:
             view = view[os.write(write_fd, view):]
 
     try:
+        # Ctrl-C reaches the whole process group: the parent decides (it asks the child to stop, then kills it).
+        # The parent's handlers must never run here: its SIGINT handler would count a Ctrl-C in this copy, and
+        # Python's C-level handler would write to the parent's wake-up fd (inherited), counted there as a second.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a SIGINT pending since the fork is discarded
         _die_with_parent()
         if os.getppid() != parent:  # the parent died before prctl took effect
             return
-        # Ctrl-C reaches the whole process group: the parent decides (it asks the child to stop, then kills it)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         work(send, lambda: stop_flag[0] != 0)
         send(_Finished())
     except BaseException:  # noqa: BLE001 - reported to the parent
@@ -175,16 +185,20 @@ def run_forked(work: Callable[[Callable[[Any], None], Callable[[], bool]], None]
         # Python >= 3.12 warns when a multi-threaded process forks; the child runs no Python
         # code that could wait for another thread's lock (the solver call and os.write).
         warnings.simplefilter("ignore", DeprecationWarning)
+        # blocked in this thread during the fork: a signal meanwhile goes to another thread, or waits till unblocked
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED)
         try:
             pid = os.fork()
         except OSError as error:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             os.close(read_fd)
             os.close(write_fd)
             stop_flag.close()
             raise ForkFailed(f"fork failed: {error}") from error
     if pid == 0:  # pragma: no cover - the child's coverage is not collected
         os.close(read_fd)
-        _child(work, write_fd, stop_flag, parent)
+        _child(work, write_fd, stop_flag, parent, mask)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     os.close(write_fd)
     buffer = bytearray()
     end = {"finished": False, "error": None}

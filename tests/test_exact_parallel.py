@@ -1,5 +1,6 @@
 """optitree.exact with threads > 1: forked worker processes (Linux) or threads, the same optima and valid bounds."""
 
+import os
 import threading
 import time
 
@@ -136,10 +137,28 @@ def test_an_exception_in_the_callback_stops_every_worker(backend):
     with pytest.raises(KeyboardInterrupt):
         solve(X, y, max_depth=4, callback=interrupt, threads=2)
     assert time.perf_counter() - started < 10
+    # raised once every worker has ended (a worker process stopped, or killed): none runs on after solve
+    assert [t.name for t in threading.enumerate() if t.name.startswith("exact-worker")] == []
     deadline = time.perf_counter() + 5
-    while threading.active_count() > before and time.perf_counter() < deadline:
-        time.sleep(0.05)
-    assert threading.active_count() <= before  # the workers (or their supervisors) have ended
+    while (threading.active_count() > before or live_children()) and time.perf_counter() < deadline:
+        time.sleep(0.05)  # a worker process's exit and its reaping thread (tens of ms)
+    assert threading.active_count() <= before and live_children() == []
+
+
+def live_children():
+    """This process's child processes that have not ended (zombies excluded); [] where there is no /proc."""
+    if not os.path.isdir("/proc"):
+        return []
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                state, parent = f.read().rsplit(")", 1)[1].split()[:2]
+        except OSError:
+            continue
+        if int(parent) == os.getpid() and state != "Z":
+            found.append(int(entry))
+    return found
 
 
 @pytest.mark.skipif(not _forked.FORK_AVAILABLE, reason="forks on Linux only")

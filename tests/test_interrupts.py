@@ -4,7 +4,8 @@ A fit runs in a subprocess (its own main thread and signal handling); the test s
 as a terminal would and reads what the fit returned. The first SIGINT stops the running stage
 (the exact engine through its callback, HiGHS in this process through its interrupt callback,
 a forked HiGHS child asked to stop, then killed) and ``fit`` returns the best tree with status
-"interrupted"; a second raises KeyboardInterrupt.
+"interrupted"; a second raises KeyboardInterrupt. With ``threads=2`` the engine's workers are forked
+processes: they end with the fit, whatever ends it.
 """
 
 import json
@@ -21,12 +22,13 @@ import numpy as np
 import pytest
 
 from optitree import OptimalTreeClassifier
+from optitree._forked import FORK_AVAILABLE
 from optitree.pipeline._progress import FitInterrupted, request_stop
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCRIPT = textwrap.dedent("""
-    import json, sys, time, warnings
+    import json, os, sys, threading, time, warnings
     import numpy as np
     from sklearn.datasets import load_digits
     import optitree.pipeline._progress
@@ -34,9 +36,10 @@ SCRIPT = textwrap.dedent("""
     import optitree.solvers.highs as highs_backend
 
     path, time_limit, verbose, isolate = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    threads, linger = int(sys.argv[5]), float(sys.argv[6])
     X, y = load_digits(return_X_y=True)
     if path == "engine":  # the default path: the exact engine alone settles a fit without constraints
-        clf = OptimalTreeClassifier(max_depth=4, time_limit=time_limit, verbose=verbose)
+        clf = OptimalTreeClassifier(max_depth=4, time_limit=time_limit, verbose=verbose, threads=threads)
     else:  # the MIP alone (no engine): OCT on 400 digits ("mip"), or 200 ("mip-small")
         X, y = (X[:400], y[:400]) if path == "mip" else (X[:200], y[:200])
         clf = OptimalTreeClassifier(max_depth=3, formulation="oct", acceleration="none", time_limit=time_limit,
@@ -45,18 +48,56 @@ SCRIPT = textwrap.dedent("""
         highs_backend.ISOLATE_SHARE = highs_backend.FORK_SECONDS = 0.0
     elif isolate == "never":  # every HiGHS run in this process
         highs_backend.ISOLATE_SHARE = float("inf")
+
+    def children():  # this process's live children (not zombies): the engine's forked workers
+        found = []
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    state, parent = f.read().rsplit(")", 1)[1].split()[:2]
+            except OSError:
+                continue
+            if int(parent) == os.getpid() and state != "Z":
+                found.append(int(entry))
+        return found
+
+    seen, done = set(), threading.Event()
+
+    def spy():  # with threads > 1: the workers seen while the fit runs
+        while not done.wait(0.05):
+            now = seen | set(children())
+            if len(seen) < 2 <= len(now):
+                print("FORKED", flush=True)
+            seen.update(now)
+
+    def workers():  # when fit returned or raised: worker threads still running, workers seen, those left 5 s on
+        running = [t.name for t in threading.enumerate() if t.name.startswith("exact-worker")]
+        done.set()
+        left, end = children(), time.perf_counter() + 5
+        while left and time.perf_counter() < end:
+            time.sleep(0.05)
+            left = children()
+        return {"worker_threads": running, "workers_seen": sorted(seen), "workers_left": left}
+
+    if threads > 1:
+        threading.Thread(target=spy, daemon=True).start()
     print("READY", flush=True)
     t0 = time.perf_counter()
+    in_fit, report = True, None
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             clf.fit(X, y)
+        in_fit = False
+        report = workers()
+        time.sleep(linger)  # a second Ctrl-C that comes after fit returned is raised here
     except KeyboardInterrupt:
-        print(json.dumps({"raised": "KeyboardInterrupt", "seconds": time.perf_counter() - t0}), flush=True)
+        print(json.dumps({"raised": "KeyboardInterrupt", "seconds": time.perf_counter() - t0, "in_fit": in_fit,
+                          **(report or workers())}), flush=True)
         sys.exit(0)
     r = clf.result_
     print(json.dumps({
-        "raised": None, "seconds": time.perf_counter() - t0, "status": r.status,
+        **report, "raised": None, "seconds": time.perf_counter() - t0, "status": r.status,
         "proven_optimal": r.proven_optimal, "objective": r.objective, "bound": r.bound, "message": r.message,
         "accuracy": float(clf.score(X, y)), "n_leaves": int(clf.tree_.n_leaves),
         "warned": [str(w.message) for w in caught if issubclass(w.category, optitree.pipeline._progress.FitInterrupted)],
@@ -65,12 +106,16 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _run(path, time_limit, *, signals=(), verbose=0, isolate="auto"):
+def _run(path, time_limit, *, signals=(), verbose=0, isolate="auto", threads=1, linger=0.0):
     """Start the script, send SIGINT at each of ``signals`` (seconds after READY); its report and stderr.
 
     The report gains ``after_signal``: seconds from the first SIGINT to the report's arrival.
+    With ``threads`` > 1 the times count from the engine's workers' fork (READY is followed by
+    FORKED). ``linger``: seconds the script stays in Python after the fit (where a later SIGINT
+    raises KeyboardInterrupt, reported with ``in_fit`` False).
     """
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, path, str(time_limit), str(verbose), isolate],
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, path, str(time_limit), str(verbose), isolate,
+                             str(threads), str(linger)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     stderr = []
     reader = threading.Thread(target=lambda: stderr.extend(
@@ -78,6 +123,9 @@ def _run(path, time_limit, *, signals=(), verbose=0, isolate="auto"):
     reader.start()
     try:
         assert proc.stdout.readline().strip() == "READY"
+        if threads > 1:
+            forked = proc.stdout.readline()
+            assert forked.strip() == "FORKED", forked
         ready = time.perf_counter()
         sent = None
         for at in signals:
@@ -113,6 +161,85 @@ def test_first_ctrl_c_stops_the_exact_engine_and_returns_its_best_tree():
     report, _ = _run("engine", 120, signals=[3.0])
     _check_interrupted(report)
     assert "engine" in report["message"]
+
+
+def _check_workers_ended(report):
+    """The fit forked its engine workers, none ran past its end, and none is left."""
+    assert len(report["workers_seen"]) >= 2, report
+    assert report["worker_threads"] == [], report  # their supervisors had ended when fit returned or raised
+    assert report["workers_left"] == [], report
+    for pid in report["workers_seen"]:  # and none now that the script has exited (a worker runs the script's argv)
+        try:
+            with open(f"/proc/{pid}/stat") as f, open(f"/proc/{pid}/cmdline", "rb") as g:
+                state, cmdline = f.read().rsplit(")", 1)[1].split()[0], g.read()
+        except OSError:
+            continue
+        assert state == "Z" or b'print("READY"' not in cmdline, (pid, state)
+
+
+@pytest.mark.skipif(not FORK_AVAILABLE, reason="the engine's workers are forked on Linux only")
+def test_first_ctrl_c_stops_the_forked_engine_workers_and_returns_their_best_tree():
+    report, _ = _run("engine", 60, signals=[1.5], threads=2)
+    _check_interrupted(report)
+    assert "engine" in report["message"]
+    _check_workers_ended(report)
+
+
+@pytest.mark.skipif(not FORK_AVAILABLE, reason="the engine's workers are forked on Linux only")
+@pytest.mark.parametrize("gap", [0.3, 0.05])
+def test_second_ctrl_c_raises_keyboard_interrupt_with_forked_engine_workers(gap):
+    # The first SIGINT stops the workers; the second raises KeyboardInterrupt in Python: in fit, or after it
+    # when fit had already returned its tree (the script then sleeps, where a SIGINT raises it at once). The
+    # process is never killed by the signal, and fit never raises with a worker still running.
+    report, _ = _run("engine", 60, signals=[1.5, 1.5 + gap], threads=2, linger=15)
+    assert report["raised"] == "KeyboardInterrupt", report
+    assert report["after_signal"] < 5.0, report
+    _check_workers_ended(report)
+
+
+WORKER_START = textwrap.dedent("""
+    import json, os, signal, threading, time
+    from optitree import _forked
+    from optitree.pipeline._progress import FitWatch
+
+    announce_r, announce_w = os.pipe()
+    die_with_parent = _forked._die_with_parent
+
+    def slow_start():  # in the child, as it starts: a window long enough for a signal to reach it
+        die_with_parent()
+        os.write(announce_w, b"%d\\n" % os.getpid())
+        time.sleep(1.0)
+
+    _forked._die_with_parent = slow_start
+    with FitWatch() as watch:  # Ctrl-C handled as in a fit: its handler and wake-up fd installed
+        run = threading.Thread(target=_forked.run_forked,
+                               args=(lambda send, stop: time.sleep(1.5), lambda m: None, time.perf_counter() + 30))
+        run.start()
+        child = int(os.read(announce_r, 64))
+        os.kill(child, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole process group
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGINT)
+        raised = None
+        try:
+            while run.is_alive():
+                run.join(0.05)
+                watch.check()
+        except KeyboardInterrupt:
+            raised = "KeyboardInterrupt"
+        run.join()
+    print(json.dumps({"raised": raised, "stop_requested": watch.stop_requested, "abort": watch.abort}))
+""")
+
+
+@pytest.mark.skipif(not FORK_AVAILABLE, reason="forks on Linux only")
+def test_a_ctrl_c_reaching_a_forked_child_as_it_starts_is_the_parents_alone():
+    """The child of run_forked (an engine worker, a forked HiGHS run) ignores SIGINT from its first instruction:
+    the parent's handler never runs in it (it would print the notice again, and Python's C-level handler would
+    write to the parent's wake-up fd, so the parent could count one Ctrl-C as two and abort the fit)."""
+    done = subprocess.run([sys.executable, "-c", WORKER_START], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout) == {"raised": None, "stop_requested": True, "abort": False}
+    assert done.stderr.count("interrupt received") == 1, done.stderr
 
 
 def test_first_ctrl_c_stops_a_highs_solve():  # this model's solve is forked (its presolve is long for HiGHS's clock)

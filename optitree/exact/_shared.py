@@ -10,6 +10,7 @@ import copy
 import mmap
 import multiprocessing
 import pickle
+import threading
 import time
 
 import numpy as np
@@ -21,6 +22,15 @@ LOG_BYTES = 64 << 20
 #: Seconds between two reads of the other workers' results by a :class:`SharedCache`.
 ABSORB_SECONDS = 0.005
 _FRAME = 8  # bytes of a record's length prefix
+
+
+def _fork_lock():
+    """A lock shared across a fork: a semaphore of the fork context, whose name is unlinked at once (none is
+    left behind, whatever ends the processes; the default context of Python >= 3.14, forkserver, keeps it
+    until the lock is collected); a thread lock where there is no fork (the workers are threads)."""
+    if "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork").Lock()
+    return threading.Lock()
 
 
 class SharedIncumbent:
@@ -92,7 +102,7 @@ class FeatureClaims:
         self._memory = mmap.mmap(-1, 8 * 3 * owners.size)  # anonymous and shared: survives a fork
         self._owner, self._work, self._state = np.frombuffer(self._memory, dtype=np.int64).reshape(3, owners.size)
         self._owner[:] = owners
-        self._lock = multiprocessing.Lock()  # a semaphore: across threads and forked processes alike
+        self._lock = _fork_lock()  # a semaphore: across threads and forked processes alike
         self.me = 0
 
     def worker(self, k: int) -> "FeatureClaims":
@@ -137,11 +147,10 @@ class ResultLog:
     """
 
     def __init__(self, workers: int):
-        context = multiprocessing.get_context("fork")
         self._parts = [mmap.mmap(-1, LOG_BYTES) for _ in range(workers)]
         self._memory = mmap.mmap(-1, 8 * workers)
         self._ends = np.frombuffer(self._memory, dtype=np.int64)
-        self._locks = [context.Lock() for _ in range(workers)]
+        self._locks = [_fork_lock() for _ in range(workers)]
         self._read = [0] * workers  # per process (a fork copies it): how far each part was read
 
     def publish(self, k: int, key, result: Subtree) -> None:
