@@ -1,6 +1,5 @@
 """optitree.exact with threads > 1: forked worker processes (Linux) or threads, the same optima and valid bounds."""
 
-import os
 import threading
 import time
 
@@ -15,6 +14,7 @@ from optitree.exact._search import Search, check_allowed
 from optitree.exact._shared import ResultLog, SharedCache
 from test_exact_bruteforce import brute_force, check_tree, one_hot, random_instance, relabel, tree_cost
 from test_exact_engine import contree_errors
+from _processes import live_children
 
 BACKENDS = [pytest.param(True, id="processes",
                          marks=pytest.mark.skipif(not _forked.FORK_AVAILABLE, reason="forks on Linux only")),
@@ -143,22 +143,6 @@ def test_an_exception_in_the_callback_stops_every_worker(backend):
     while (threading.active_count() > before or live_children()) and time.perf_counter() < deadline:
         time.sleep(0.05)  # a worker process's exit and its reaping thread (tens of ms)
     assert threading.active_count() <= before and live_children() == []
-
-
-def live_children():
-    """This process's child processes that have not ended (zombies excluded); [] where there is no /proc."""
-    if not os.path.isdir("/proc"):
-        return []
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                state, parent = f.read().rsplit(")", 1)[1].split()[:2]
-        except OSError:
-            continue
-        if int(parent) == os.getpid() and state != "Z":
-            found.append(int(entry))
-    return found
 
 
 @pytest.mark.skipif(not _forked.FORK_AVAILABLE, reason="forks on Linux only")

@@ -34,6 +34,8 @@ SCRIPT = textwrap.dedent("""
     import optitree.pipeline._progress
     from optitree import OptimalTreeClassifier
     import optitree.solvers.highs as highs_backend
+    sys.path.insert(0, "tests")
+    from _processes import live_children
 
     path, time_limit, verbose, isolate = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     threads, linger = int(sys.argv[5]), float(sys.argv[6])
@@ -49,23 +51,11 @@ SCRIPT = textwrap.dedent("""
     elif isolate == "never":  # every HiGHS run in this process
         highs_backend.ISOLATE_SHARE = float("inf")
 
-    def children():  # this process's live children (not zombies): the engine's forked workers
-        found = []
-        for entry in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    state, parent = f.read().rsplit(")", 1)[1].split()[:2]
-            except OSError:
-                continue
-            if int(parent) == os.getpid() and state != "Z":
-                found.append(int(entry))
-        return found
-
     seen, done = set(), threading.Event()
 
     def spy():  # with threads > 1: the workers seen while the fit runs
         while not done.wait(0.05):
-            now = seen | set(children())
+            now = seen | set(live_children())
             if len(seen) < 2 <= len(now):
                 print("FORKED", flush=True)
             seen.update(now)
@@ -73,10 +63,10 @@ SCRIPT = textwrap.dedent("""
     def workers():  # when fit returned or raised: worker threads still running, workers seen, those left 5 s on
         running = [t.name for t in threading.enumerate() if t.name.startswith("exact-worker")]
         done.set()
-        left, end = children(), time.perf_counter() + 5
+        left, end = live_children(), time.perf_counter() + 5
         while left and time.perf_counter() < end:
             time.sleep(0.05)
-            left = children()
+            left = live_children()
         return {"worker_threads": running, "workers_seen": sorted(seen), "workers_left": left}
 
     if threads > 1:
