@@ -62,6 +62,21 @@ struct Run {
     int64_t n;
 };
 
+// The two largest of a sequence of non-negative values, and where the largest stands (-1: none above 0).
+struct TopTwo {
+    double top = 0.0, next = 0.0;
+    int64_t arg = -1;
+    void add(double v, int64_t k) {
+        if (v > top) {
+            next = top;
+            top = v;
+            arg = k;
+        } else if (v > next) {
+            next = v;
+        }
+    }
+};
+
 // Best threshold of one feature for side s below bar: (cost, rank_threshold), the threshold -1 when
 // none is below bar.
 //
@@ -92,30 +107,15 @@ inline std::pair<double, int64_t> sweep_side(int s, const Run &run, double bar, 
         if (pn >= min_leaf && rt != prev && skip < EPS) {
             double cross = 0.0, left_cost, right_cost;
             if constexpr (LOSS == MISCLASSIFICATION) {
-                double left_top = 0.0, left_next = 0.0, right_top = 0.0, right_next = 0.0;
-                int64_t left_arg = -1, right_arg = -1;
+                TopTwo left, right;  // the two largest L_k and R_j
                 for (int64_t k = 0; k < width; ++k) {
-                    double lk = prefix[k];
-                    if (lk > left_top) {
-                        left_next = left_top;
-                        left_top = lk;
-                        left_arg = k;
-                    } else if (lk > left_next) {
-                        left_next = lk;
-                    }
-                    double rk = total[k] - prefix[k];
-                    if (rk > right_top) {
-                        right_next = right_top;
-                        right_top = rk;
-                        right_arg = k;
-                    } else if (rk > right_next) {
-                        right_next = rk;
-                    }
+                    left.add(prefix[k], k);
+                    right.add(total[k] - prefix[k], k);
                 }
-                left_cost = st.pw[s] - left_top;
-                right_cost = weight - st.pw[s] - right_top;
-                cross = left_arg != right_arg ? left_top + right_top
-                                              : std::max(left_top + right_next, left_next + right_top);
+                left_cost = st.pw[s] - left.top;
+                right_cost = weight - st.pw[s] - right.top;
+                cross = left.arg != right.arg ? left.top + right.top
+                                              : std::max(left.top + right.next, left.next + right.top);
             } else {
                 auto costs = st.template split_costs<LOSS>(s, order.values.data());
                 left_cost = costs.first;

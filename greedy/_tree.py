@@ -47,13 +47,6 @@ _OPTIONAL = (
 )
 
 
-#: dtypes of the per-node arrays (besides ``value``, float64 of 2 dimensions) as :class:`Tree` stores them.
-_DTYPES = {"children_left": np.intp, "children_right": np.intp, "feature": np.intp, "threshold": np.float64,
-           "n_node_samples": np.intp, "weighted_n_node_samples": np.float64, "impurity": np.float64,
-           "category_left": bool, "default_left": bool, "split_coef": np.float64, "missing_left": np.float64,
-           "leaf_coef": np.float64, "leaf_intercept": np.float64, "leaf_class": np.intp}
-
-
 def midpoint_threshold(lo, hi):
     """Split threshold between consecutive distinct values ``lo < hi`` (elementwise).
 
@@ -513,25 +506,14 @@ class Tree:
 
     def _replace(self, **arrays) -> "Tree":
         """A validated copy with the given per-node arrays replaced: ``Tree.from_dict({**self.to_dict(), **arrays})``
-        without the round trip through Python lists (the same arrays, dtypes and non-finite thresholds as NaN)."""
-        tree = Tree.__new__(Tree)
-        for name in ("children_left", "children_right", "feature", "value", "n_node_samples",
-                     "weighted_n_node_samples", "impurity", *_OPTIONAL):
-            arr = getattr(self, name)
-            setattr(tree, name, None if arr is None else arr.copy())
-        threshold = self.threshold
-        tree.threshold = np.where(np.isfinite(threshold), threshold, np.nan)
-        tree.n_features, tree.task = self.n_features, self.task
-        n = self.node_count
-        for name, value in arrays.items():
-            if name == "value":
-                value = np.asarray(value, dtype=np.float64)
-                value = value.reshape(n, -1) if value.ndim != 2 else value
-            elif value is not None:
-                value = np.asarray(value, dtype=_DTYPES[name])
-            setattr(tree, name, value)
-        tree.validate()
-        return tree
+        without the round trip through Python lists (every array copied, non-finite thresholds as NaN)."""
+        fields = {name: getattr(self, name) for name in ("value", "n_node_samples", "weighted_n_node_samples",
+                                                          "impurity", *_OPTIONAL)}
+        fields.update(arrays)
+        copies = {name: None if arr is None else np.array(arr) for name, arr in fields.items()}
+        threshold = np.where(np.isfinite(self.threshold), self.threshold, np.nan)
+        return Tree(self.children_left.copy(), self.children_right.copy(), self.feature.copy(), threshold,
+                    n_features=self.n_features, task=self.task, **copies)
 
     def compute_feature_importances(self, normalize: bool = True) -> np.ndarray:
         """Mean decrease in weighted impurity, by feature (oblique splits count for no feature)."""

@@ -175,25 +175,23 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         self._nan_seen = (np.zeros(self.tree_.node_count, bool) if space is None else
                           ~self.tree_.is_leaf & space.has_missing[np.maximum(self.tree_.feature, 0)])
 
-    #: Whether greedy CART (``init="cart"``) may be fitted only when the pipeline needs the start
-    #: (:meth:`_start_deferrable`): its fit raises nothing on validated input (the regressor's may refuse
-    #: targets whose errors overflow, so it is fitted first).
-    _defer_cart = False
-
-    def _formulation_needs_start(self) -> bool:
-        """Whether :meth:`_formulation` reads its ``start_tree``."""
-        return True
-
     def _start_deferrable(self, X) -> bool:
         """Whether the start (``init="cart"``) may be fitted when the pipeline first needs it, not before.
 
         Only when nothing before the pipeline reads it: no split space (numeric ``X`` without
         NaN, whose :meth:`_split_space` keeps CART's category subsets) and a formulation that
-        ignores it. A fit the exact engine proves (or ``solver="dp"``) then fits no CART: its
-        start is never used.
+        ignores it; the estimator's own rule decides the rest (:meth:`_start_ignored_by_formulation`).
+        A fit the exact engine proves (or ``solver="dp"``) then fits no CART: its start is never used.
         """
-        return (self._defer_cart and isinstance(self.init, str) and self.init == "cart" and not self.categories_
-                and not self._formulation_needs_start() and not np.isnan(X).any())
+        return (isinstance(self.init, str) and self.init == "cart" and not self.categories_
+                and self._start_ignored_by_formulation() and not np.isnan(X).any())
+
+    def _start_ignored_by_formulation(self) -> bool:
+        """Whether the start may wait: :meth:`_formulation` ignores it and greedy CART's fit cannot fail.
+
+        False here: the regressor's CART may refuse targets whose errors overflow, so it is fitted first.
+        """
+        return False
 
     def _split_space(self, X, start_tree):
         """The fit's :class:`~optitree.split_space.SplitSpace`, or None when ``X`` needs none (numeric, no NaN).

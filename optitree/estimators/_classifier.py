@@ -311,10 +311,8 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         self.classes_ = classes
         return self
 
-    _defer_cart = True
-
-    def _formulation_needs_start(self):
-        return self.max_thresholds is not None  # the start's thresholds join the quantile ones
+    def _start_ignored_by_formulation(self):
+        return self.max_thresholds is None  # else the start's thresholds join the quantile ones
 
     def _formulation(self, X, y_enc, sample_weight, start_tree=None):
         required = None

@@ -72,8 +72,7 @@ class FeatureScan:
             at = np.searchsorted(rank, self.rank_threshold)
             self.bound_left[:], self.bound_right[:] = left[at], right[at]
         self.exact = np.zeros(T, bool)
-        self.tree_cost = np.empty(T)  # cost of the tree found at each solved candidate
-        self.tree_cost.fill(np.inf)
+        self.tree_cost = np.full(T, np.inf)  # cost of the tree found at each solved candidate
         self.best_first = search.best_first
         self.queue = []  # (priority, sequence, lo, hi, a, b), taken least first: see _push
         self._pushed = 0

@@ -317,15 +317,14 @@ class Search:
         (A search with ``min_leaf`` sets its best-first scans up all the same, for their relaxed
         scans' work and cache.)
         """
-        if min(best, upper_bound, np.inf if shared is None else shared.value) <= self.alpha + EPS and (
-                self.monotone or not self.best_first or (self.binary and depth == 3)):
-            return Subtree(best, min(best, upper_bound, np.inf if shared is None else shared.value), best_nodes)
+        def cutoff():
+            return min(best, upper_bound, np.inf if shared is None else shared.value)
+
+        if cutoff() <= self.alpha + EPS and (self.monotone or not self.best_first or (self.binary and depth == 3)):
+            return Subtree(best, cutoff(), best_nodes)
         features = self.feature_order(view, node) if features is None else features
         started = []  # (scan, its run): the features in order, then those taken over (claims)
         unresolved = np.inf  # lowest children bound (without alpha) of a non-exact candidate of binary_steps
-
-        def cutoff():
-            return min(best, upper_bound, np.inf if shared is None else shared.value)
 
         def held(f):  # whether this search still searches feature f (another worker may have taken it over)
             return claims is None or claims.holds(f)

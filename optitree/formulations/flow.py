@@ -58,7 +58,9 @@ classifies it: the root inflow is fixed to 1 and a second sink ``z_wrong`` with
 
 from __future__ import annotations
 
+import functools
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
@@ -69,6 +71,17 @@ from ._base import TreeFormulation
 from ._heap import PASS_THROUGH, HeapTree
 
 __all__ = ["FlowOCTFormulation"]
+
+
+class _Binarization(NamedTuple):
+    """FlowOCT's binary columns: column ``c`` is ``x[feature[c]] <= value[c]``, grouped by feature."""
+
+    feature: np.ndarray  # (F_b,) feature of each column
+    value: np.ndarray  # (F_b,) its threshold
+    first: np.ndarray  # (p,) first column of each feature
+    n_thr: np.ndarray  # (p,) columns per feature
+    rank: np.ndarray  # (n, p) position, within feature j, of the first threshold >= x_ij
+    exact: bool  # every midpoint kept (max_thresholds cut none)
 
 
 class FlowOCTFormulation(TreeFormulation):
@@ -117,16 +130,12 @@ class FlowOCTFormulation(TreeFormulation):
             raise ValueError(f"max_thresholds must be None or an integer >= 1, got {max_thresholds!r}")
         self.max_thresholds = max_thresholds
         self._required_thresholds = required_thresholds
-        self._binarized = None
-        if max_thresholds is not None:
-            self._binarize()
-        # else on first use: a fit the exact engine proves builds no MIP and reads none of them
+        # the columns are binarized on first use: a fit the exact engine proves builds no MIP and reads none
         self.full_routing = self.min_samples_leaf > 1
 
-    def _binarize(self) -> tuple:
-        """``(threshold_feature, threshold_value, first, n_thr, rank, exact_thresholds)``, computed once."""
-        if self._binarized is not None:
-            return self._binarized
+    @functools.cached_property
+    def _binarization(self) -> "_Binarization":
+        """The binarized columns, computed once."""
         max_thresholds, required_thresholds = self.max_thresholds, self._required_thresholds
         feats, thrs = [], []
         exact_thresholds = True
@@ -153,35 +162,22 @@ class FlowOCTFormulation(TreeFormulation):
             np.searchsorted(threshold_value[first[j]: first[j] + n_thr[j]], self.X[:, j])
             for j in range(self.n_features)
         ])
-        self._binarized = (threshold_feature, threshold_value, first, n_thr, rank, exact_thresholds)
-        return self._binarized
+        return _Binarization(threshold_feature, threshold_value, first, n_thr, rank, exact_thresholds)
 
     @property
     def threshold_feature(self) -> np.ndarray:
         """Feature of each binarized column (threshold), ``(F_b,)``."""
-        return self._binarize()[0]
+        return self._binarization.feature
 
     @property
     def threshold_value(self) -> np.ndarray:
         """Threshold of each binarized column: ``x[threshold_feature] <= threshold_value`` goes left."""
-        return self._binarize()[1]
-
-    @property
-    def _first(self) -> np.ndarray:
-        return self._binarize()[2]
-
-    @property
-    def _n_thr(self) -> np.ndarray:
-        return self._binarize()[3]
-
-    @property
-    def _rank(self) -> np.ndarray:
-        return self._binarize()[4]
+        return self._binarization.value
 
     @property
     def exact_thresholds(self) -> bool:
         """Whether every midpoint of every feature is a threshold (``max_thresholds`` cut none)."""
-        return self.max_thresholds is None or self._binarize()[5]
+        return self.max_thresholds is None or self._binarization.exact
 
     @property
     def n_thresholds(self) -> int:
@@ -196,7 +192,7 @@ class FlowOCTFormulation(TreeFormulation):
     def estimate_size(self) -> tuple[int, int, int]:
         N, K, B, L, T, Fb = self.n_samples, self.n_classes, self.n_branch, self.n_leaves, self.n_nodes, self.n_thresholds
         n_sinks = 3 if self.full_routing else 2
-        r, m = self._rank, self._n_thr[None, :]
+        r, m = self._binarization.rank, self._binarization.n_thr[None, :]
         left_entries = int((r < m).sum())
         right_entries = int(((r > 0) & (r < m)).sum()) * 2 + int(((r == m) & (m > 0)).sum())
         sum_depth = sum(d * 2**d for d in range(self.depth + 1))
@@ -205,7 +201,7 @@ class FlowOCTFormulation(TreeFormulation):
         nnz = (
             B * Fb + T + sum_depth  # path
             + T * (K + 1)  # label
-            + B * (3 * Fb - int((self._n_thr > 0).sum()))  # cumulative splits
+            + B * (3 * Fb - int((self._binarization.n_thr > 0).sum()))  # cumulative splits
             + N * (B * 4 + L * 2)  # conservation
             + B * (2 * N + left_entries + right_entries)  # arc capacities
             + 2 * N * T  # sink capacities
@@ -245,7 +241,7 @@ class FlowOCTFormulation(TreeFormulation):
                       np.tile(np.r_[np.ones(K), -1.0], T), 0.0, 0.0)
         # b_cum[n, f] - b_cum[n, f+1] - b[n, f] = 0 (no successor after a feature's last threshold)
         has_next = np.ones(Fb, bool)
-        has_next[self._first[self._n_thr > 0] + self._n_thr[self._n_thr > 0] - 1] = False
+        has_next[self._binarization.first[self._binarization.n_thr > 0] + self._binarization.n_thr[self._binarization.n_thr > 0] - 1] = False
         r = np.arange(B * Fb).reshape(B, Fb)
         nxt = np.flatnonzero(has_next)
         spec.add_rows(
@@ -287,7 +283,7 @@ class FlowOCTFormulation(TreeFormulation):
     def _add_capacities(self, spec, zin, cum):
         """Left/right arc capacities through the prefix sums ``b_cum`` (row ``n0 * N + i``)."""
         N, B = self.n_samples, self.n_branch
-        r, m, first = self._rank, self._n_thr[None, :], self._first[None, :]
+        r, m, first = self._binarization.rank, self._binarization.n_thr[None, :], self._binarization.first[None, :]
         li, lj = np.nonzero(r < m)  # some threshold of j is >= x_ij: left capacity b_cum[n, first_j + r_ij]
         lf = first[0, lj] + r[li, lj]
         ri, rj = np.nonzero(r > 0)  # some threshold of j is < x_ij: + b_cum[n, first_j]
@@ -312,7 +308,7 @@ class FlowOCTFormulation(TreeFormulation):
     # ------------------------------------------------------------------ trees
     def _threshold_index(self, j: int, v_left: float, v_right: float, target: float) -> int | None:
         """Binarized index of a threshold of feature ``j`` in ``[v_left, v_right)`` closest to ``target``."""
-        lo, n = self._first[j], self._n_thr[j]
+        lo, n = self._binarization.first[j], self._binarization.n_thr[j]
         t = self.threshold_value[lo: lo + n]
         ok = np.flatnonzero((t >= v_left) & (t < v_right))
         if not ok.size:
@@ -341,7 +337,7 @@ class FlowOCTFormulation(TreeFormulation):
             if left.any() and not left.all():
                 q = self._threshold_index(j, v[left].max(), v[~left].min(), thr[node])
             if q is None:  # canonical splits use non-constant features, which have thresholds
-                lo, n = self._first[j], self._n_thr[j]
+                lo, n = self._binarization.first[j], self._binarization.n_thr[j]
                 q = int(lo + np.abs(self.threshold_value[lo: lo + n] - thr[node]).argmin())
                 moved += 1
             thr[node] = self.threshold_value[q]
@@ -371,7 +367,7 @@ class FlowOCTFormulation(TreeFormulation):
                 raise ValueError("start tree has a split outside the modelled thresholds; use prepare_start first")
             n0 = heap[node] - 1
             x[v["b"][n0, q]] = 1.0
-            x[v["b_cum"][n0, self._first[j]: q + 1]] = 1.0
+            x[v["b_cum"][n0, self._binarization.first[j]: q + 1]] = 1.0
         leaves = np.flatnonzero(tree.is_leaf)
         x[v["p"][heap[leaves] - 1]] = 1.0
         x[v["w"][heap[leaves] - 1, label[leaves]]] = 1.0
