@@ -5,8 +5,11 @@ bounds, or by the MIP with bound rows and screening — must equal the brute-for
 with and without user constraints; every reported bound must stay at or below it.
 """
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 pyo = pytest.importorskip("pyomo.environ")
 
@@ -244,6 +247,7 @@ def test_acceleration_parameter():
     assert clf.result_.acceleration is None and clf.result_.solver == "highs"
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 def test_deeper_never_trains_worse_than_shallower_from_its_optimum():
     """init=<depth-2 optimum> at depth 3 (issue 12: monks1 once ended below the depth-2 tree)."""
     from optitree import datasets
@@ -333,11 +337,15 @@ def test_engine_stopped_by_the_clock_returns_its_best_or_the_start_without_a_mip
 
     X, y = load_breast_cancer(return_X_y=True)
     cart = CARTClassifier(max_depth=3, random_state=0).fit(X, y)
-    clf = OptimalTreeClassifier(max_depth=3, time_limit=0.2).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = OptimalTreeClassifier(max_depth=3, time_limit=0.2).fit(X, y)
     r = clf.result_
+    stopped = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
     if r.proven_optimal:  # a very fast machine: then it is the certified optimum
-        assert errors(clf, X, y) == 9
+        assert errors(clf, X, y) == 9 and not stopped
     else:
         assert r.status == "time_limit" and r.solver == "exact" and r.n_rows == 0
+        assert len(stopped) == 1 and "status 'time_limit'" in str(stopped[0].message)
         assert r.bound <= r.objective
     assert clf.score(X, y) >= cart.score(X, y)

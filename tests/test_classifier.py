@@ -59,6 +59,7 @@ def test_xor_depth2_oct():
     assert clf.score(X, y) == 1.0 and clf.result_.proven_optimal
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 @pytest.mark.parametrize("formulation", ["flow", "oct"])
 def test_objective_of_tree_equals_result_objective(formulation):
     X, y = noisy_data(n=24)
@@ -85,6 +86,7 @@ def test_labels_strings_and_noncontiguous():
     np.testing.assert_array_equal(clf2.predict(X) == 10, clf.predict(X) == "yes")
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 def test_tree_api_methods():
     X, y = noisy_data(n=20)
     clf = OptimalTreeClassifier(max_depth=2, node_limit=5).fit(X, y)
@@ -157,6 +159,7 @@ def test_user_constraint_forbids_feature_0(formulation):
     assert "start not used" in clf.result_.message  # CART splits on feature 0
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 @pytest.mark.parametrize("formulation", ["flow", "oct"])
 def test_warm_start_never_worse_with_node_limit(formulation):
     X, y = noisy_data(n=40, seed=5)
@@ -167,6 +170,7 @@ def test_warm_start_never_worse_with_node_limit(formulation):
     assert r.objective == pytest.approx(numpy_objective(clf, X, y), rel=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 def test_start_returned_when_the_solver_finds_nothing(monkeypatch):
     real = HighsBackend._solve
 
@@ -187,6 +191,7 @@ def test_start_returned_when_the_solver_finds_nothing(monkeypatch):
     assert r.gap == pytest.approx(abs(r.objective - r.bound) / r.objective)  # HiGHS's definition
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 def test_negative_solver_bound_is_raised_to_the_objective_lower_bound(monkeypatch):
     """A solver stopped before its root LP can report a dual bound far below 0; every objective is >= 0."""
     real = HighsBackend._solve
@@ -209,6 +214,7 @@ def test_negative_solver_bound_is_raised_to_the_objective_lower_bound(monkeypatc
     assert "bound raised" in r.message and "solver bound -50" in r.message
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 def test_init_sources():
     X, y = noisy_data(n=20)
     d1 = OptimalTreeClassifier(max_depth=1, formulation="oct", time_limit=None).fit(X, y)
@@ -297,6 +303,7 @@ def test_min_samples_leaf_is_respected(formulation):
 # Depth 2 (check_classifiers_train wants > 83 % training accuracy on 3 blobs); node_limit=0
 # keeps the checks fast and deterministic: the CART start carries the accuracy. The
 # estimator wrapper is the same for every formulation.
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 @parametrize_with_checks(
     [OptimalTreeClassifier(max_depth=2, formulation="oct", node_limit=0, time_limit=30)],
     expected_failed_checks=lambda est: {"check_class_weight_classifiers": (

@@ -148,6 +148,7 @@ def test_cart_start_vectors_satisfy_every_row_and_price_like_the_tree(alpha, mar
         assert cost @ x + spec.objective_offset == pytest.approx(form.objective_of_tree(start), abs=1e-9)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 def test_octh_starts_from_the_axis_aligned_optimum_and_keeps_its_own_bound():
     """Never worse than the engine's axis-aligned optimum; that optimum is no bound for hyperplanes."""
     from optitree.exact import solve as exact_solve
@@ -186,6 +187,7 @@ def test_the_oblique_heuristic_start_beats_the_axis_aligned_optimum_on_rotated_x
     assert oblique.result_.objective <= oblique.result_.start_objective
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 def test_a_fit_with_no_bound_beyond_the_lp_says_so():
     """OCT-H's big-M model relaxes to 0: stopped with that bound, result_ says the gap measures nothing."""
     from sklearn.datasets import make_classification
@@ -201,6 +203,7 @@ def test_a_fit_with_no_bound_beyond_the_lp_says_so():
     assert proven.result_.proven_optimal and "no bound beyond" not in proven.result_.message
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 def test_an_outlier_feature_does_not_make_octh_worse_than_the_axis_aligned_optimum():
     from optitree.exact import solve as exact_solve
 

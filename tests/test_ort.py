@@ -359,6 +359,7 @@ def test_a_linear_leaf_start_keeps_its_leaf_models_and_its_objective():
     assert cost @ x0 + spec.objective_offset == pytest.approx(form.objective_of_tree(prepared), rel=1e-9)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 def test_linear_leaves_start_from_the_heuristic_and_beat_the_constant_optimum():
     from sklearn.datasets import load_diabetes
 
@@ -370,6 +371,7 @@ def test_linear_leaves_start_from_the_heuristic_and_beat_the_constant_optimum():
     assert ((reg.predict(X) - y) ** 2).sum() < ((constant.predict(X) - y) ** 2).sum()
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 @pytest.mark.filterwarnings("ignore:OCT. features")
 def test_linear_leaves_never_worse_than_their_start_nor_greedy_linear_cart_within_the_budget():
     rng = np.random.default_rng(2)
@@ -388,6 +390,7 @@ def test_linear_leaves_never_worse_than_their_start_nor_greedy_linear_cart_withi
     assert sse <= float(((greedy_tree.predict(X) - y) ** 2).sum()) * (1 + 1e-9)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 def test_auto_coef_budget_holds_greedy_linear_leaves_on_a_sawtooth():
     # y = frac(4 x0): four leaves of slope 4 target ranges, twice the old fixed budget of 2
     rng = np.random.default_rng(0)

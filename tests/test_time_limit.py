@@ -5,8 +5,11 @@ the clock is replaced by a fast one.
 """
 
 import time
+import warnings
 
+import pytest
 from sklearn.datasets import load_iris
+from sklearn.exceptions import ConvergenceWarning
 
 from optitree import OptimalTreeClassifier
 from optitree.solvers import SolveOptions, solve_highs
@@ -52,11 +55,32 @@ def test_work_limit_stops_the_engine_the_same_way_every_time():
     from sklearn.datasets import load_breast_cancer
 
     X, y = load_breast_cancer(return_X_y=True)
-    fits = [OptimalTreeClassifier(max_depth=3, work_limit=3000, time_limit=None).fit(X, y) for _ in range(2)]
+    with pytest.warns(ConvergenceWarning, match="stopped at its work_limit") as caught:
+        fits = [OptimalTreeClassifier(max_depth=3, work_limit=3000, time_limit=None).fit(X, y) for _ in range(2)]
     first, second = (f.result_ for f in fits)
     assert first.status == "work_limit" and not first.proven_optimal
+    assert f"gap {first.gap:.2%}" in str(caught[0].message)
     assert first.acceleration["engine"]["stopped_by"] == "work_limit"
     assert (first.objective, first.bound) == (second.objective, second.bound)
     assert fits[0].tree_.to_json() == fits[1].tree_.to_json()
     proven = OptimalTreeClassifier(max_depth=3).fit(X, y).result_
     assert first.bound <= proven.objective <= first.objective  # the stopped fit's bound is a bound
+
+
+def test_a_fit_stopped_by_its_node_limit_warns_with_its_status_and_gap():
+    X, y = load_iris(return_X_y=True)
+    with pytest.warns(ConvergenceWarning, match="stopped at its node_limit") as caught:
+        clf = OptimalTreeClassifier(max_depth=2, formulation="oct", acceleration="none", node_limit=1,
+                                    time_limit=None).fit(X[::2], y[::2])
+    r = clf.result_
+    assert r.status == "node_limit" and not r.proven_optimal
+    message = str(caught[0].message)
+    assert "status 'node_limit'" in message and f"gap {r.gap:.2%}" in message
+
+
+def test_a_proven_fit_does_not_warn():
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = OptimalTreeClassifier(max_depth=2).fit(X, y)
+    assert clf.result_.proven_optimal

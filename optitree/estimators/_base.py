@@ -19,6 +19,7 @@ from abc import ABCMeta, abstractmethod
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -39,6 +40,9 @@ from ._inputs import encode_categories, normalise_weights
 #: 10 levels (511 subsets) take 2-6 s at depth 2 and are not proven in 300 s at depth 3, where 7
 #: levels take 8.5 s and 8 levels 29 s. Above it: one-vs-rest, prefixes and CART's own subsets.
 AUTO_CATEGORY_SUBSETS = {1: 10, 2: 10, 3: 7, 4: 6}
+
+#: Terminations by a limit the user set: a fit ended by one warns (:class:`~sklearn.exceptions.ConvergenceWarning`).
+LIMIT_TERMINATIONS = ("time_limit", "node_limit", "work_limit")
 
 
 class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
@@ -167,6 +171,8 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         if outcome.error is not None:
             raise outcome.error
         self.tree_, self.init_tree_ = outcome.tree, outcome.init_tree
+        if self.result_.termination in LIMIT_TERMINATIONS:
+            self._warn_not_converged()
         if space is not None:  # trees over the space's columns, as trees over the user's features
             self.tree_ = space.decode(self.tree_, X, sample_weight)
             if self.init_tree_ is not None:
@@ -174,6 +180,15 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         # the exports show NaN routing at the splits of features that had NaN in training
         self._nan_seen = (np.zeros(self.tree_.node_count, bool) if space is None else
                           ~self.tree_.is_leaf & space.has_missing[np.maximum(self.tree_.feature, 0)])
+
+    def _warn_not_converged(self) -> None:
+        """Warn that a limit ended the fit before a proof, naming its status and gap (from ``fit``'s caller)."""
+        r = self.result_
+        gap = "unknown (no bound)" if r.gap is None else format(r.gap, ".2%")
+        warnings.warn(
+            f"{type(self).__name__} stopped at its {r.termination} before proving the tree optimal: status "
+            f"{r.status!r}, gap {gap}; tree_ is the best tree found. Raise {r.termination} for a proof "
+            f"(result_.summary() shows the fit)", ConvergenceWarning, stacklevel=5)
 
     def _start_deferrable(self, X) -> bool:
         """Whether the start (``init="cart"``) may be fitted when the pipeline first needs it, not before.

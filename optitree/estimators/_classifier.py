@@ -183,6 +183,12 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         ``result_.status == "infeasible"``; for a single class in ``y``; for non-finite
         ``X``.
 
+    Warns
+    -----
+    ConvergenceWarning (from ``fit``)
+        When ``time_limit``, ``node_limit`` or ``work_limit`` ended the fit before a proof
+        (``result_.status`` names the limit; the message gives it and the gap).
+
     Notes
     -----
     Samples of weight 0 are left out of the model, so they count neither in the

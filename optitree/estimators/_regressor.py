@@ -174,6 +174,12 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         constraints); :meth:`write_model` writes it as LP or MPS. It is kept with the
         estimator (and pickled with it).
 
+    Warns
+    -----
+    ConvergenceWarning (from ``fit``)
+        When ``time_limit``, ``node_limit`` or ``work_limit`` ended the fit before a proof
+        (``result_.status`` names the limit; the message gives it and the gap).
+
     Examples
     --------
     >>> import numpy as np
