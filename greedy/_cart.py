@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ._inputs import check_text_columns, nan_seen
+from ._inputs import check_category_codes, check_text_columns, encode_category_columns, nan_seen
 from ._builder import GrowthParams, TreeBuilder
 from ._criteria import make_criterion
 from ._hist import MAX_BINS_LIMIT, FeatureBinner, HistSplitter
@@ -246,17 +246,7 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
                 i: X.iloc[:, i].cat.categories for i, dtype in enumerate(X.dtypes) if str(dtype) == "category"}
         if not is_frame or not self._pandas_categories:
             return X
-        X = X.copy()
-        for i, categories in self._pandas_categories.items():
-            if i >= X.shape[1]:
-                break  # validate_data reports the wrong number of features
-            col = X.iloc[:, i]
-            codes = categories.get_indexer(col.astype(object)).astype(np.float64)
-            missing = col.isna().to_numpy()
-            codes[(codes < 0) & ~missing] = MAX_CATEGORIES  # a category unseen in fit
-            codes[missing] = np.nan
-            X.isetitem(i, codes)
-        return X
+        return encode_category_columns(X, self._pandas_categories, unseen=MAX_CATEGORIES)
 
     def _categorical_mask(self, n_features: int) -> np.ndarray:
         """Boolean mask of the categorical features (``categorical_features``)."""
@@ -289,14 +279,11 @@ class BaseCART(FittedTreeMixin, BaseEstimator):
         replaced, in place, by ``MAX_CATEGORIES``: unseen categories follow ``default_left``.
         """
         n_categories = np.zeros(X.shape[1], np.intp) if fitting else self.n_categories_
-        for f in np.flatnonzero(self.is_categorical_):
+        features = np.flatnonzero(self.is_categorical_)
+        check_category_codes(X, features, MAX_CATEGORIES if fitting else MAX_CATEGORIES + 1)  # + the unseen code
+        for f in features:
             v = X[:, f]
             known = v[~np.isnan(v)]
-            limit = MAX_CATEGORIES if fitting else MAX_CATEGORIES + 1  # + the unseen-category code
-            bad = (known < 0) | (known >= limit) | (known != np.floor(known))
-            if bad.any():
-                raise ValueError(f"categorical feature {f} must hold integer codes in [0, {MAX_CATEGORIES}) or NaN; "
-                                 f"got {known[bad][0]!r}")
             if fitting:
                 n_categories[f] = int(known.max()) + 1 if known.size else 1
             else:

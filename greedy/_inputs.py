@@ -1,9 +1,10 @@
-"""Text columns in ``X``: refused by name, with the fix, before numpy or scikit-learn meet them.
+"""Inputs shared by the greedy and the optimal estimators: text columns refused, categorical columns coded.
 
-A split is a threshold on numbers (or, for greedy trees, a subset of a categorical column's
-codes), so a column of strings has no meaning until the user says which: categories
-(``X["col"] = X["col"].astype("category")``) or numbers. Shared by the greedy and the optimal
-estimators (``fit`` and ``predict``).
+Text columns in ``X`` are refused by name, with the fix, before numpy or scikit-learn meet them. A
+split is a threshold on numbers (or a subset of a categorical column's codes), so a column of strings
+has no meaning until the user says which: categories (``X["col"] = X["col"].astype("category")``) or
+numbers. A pandas categorical column becomes its category codes (:func:`encode_category_columns`);
+at prediction an array may hold those codes itself (:func:`check_category_codes`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["check_text_columns", "nan_seen"]
+__all__ = ["check_text_columns", "encode_category_columns", "check_category_codes", "nan_seen"]
 
 
 def _is_text(values) -> bool:
@@ -49,6 +50,52 @@ def check_text_columns(X) -> None:
                 f"column(s) {bad} of X hold text; a tree splits numbers or categories: pass a pandas DataFrame with "
                 f"those columns as dtype 'category' (e.g. df[col] = df[col].astype('category')), or map them to "
                 f"numbers")
+
+
+def encode_category_columns(X, categories: dict, unseen: float | None = None):
+    """A copy of the DataFrame ``X`` with its categorical columns replaced by float category codes.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+    categories : dict
+        ``{column index: category labels seen in fit}``; a label's code is its position.
+    unseen : float or None
+        The code of a label not among them; None: the first code past them, ``len(labels)``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        NaN for a missing value. Columns past ``X``'s last are skipped (``validate_data``
+        then reports the wrong number of features).
+    """
+    pd = sys.modules["pandas"]  # a DataFrame implies pandas is imported
+    X = X.copy()
+    for i, labels in categories.items():
+        if i >= X.shape[1]:
+            break
+        column = X.iloc[:, i]
+        codes = pd.Index(labels).get_indexer(column.astype(object)).astype(np.float64)
+        missing = column.isna().to_numpy()
+        codes[(codes < 0) & ~missing] = len(labels) if unseen is None else unseen
+        codes[missing] = np.nan
+        X.isetitem(i, codes)
+    return X
+
+
+def check_category_codes(X: np.ndarray, features, limit: float = np.inf) -> None:
+    """Raise ValueError unless the categorical ``features`` of ``X`` hold integer codes in ``[0, limit)`` or NaN.
+
+    The codes of an array given where the estimator was fitted on a DataFrame's categorical
+    columns (:func:`encode_category_columns`'s): the position of a category in ``fit``'s.
+    """
+    for f in features:
+        known = X[:, f][~np.isnan(X[:, f])]
+        bad = (known < 0) | (known >= limit) | (known != np.floor(known))
+        if bad.any():
+            below = "" if limit == np.inf else f" in [0, {limit})"
+            raise ValueError(f"categorical feature {f} must hold integer codes{below} (the category's position "
+                             f"among those seen in fit) or NaN; got {known[bad][0]!r}")
 
 
 def nan_seen(tree, X, sample_weight) -> np.ndarray | None:

@@ -451,6 +451,14 @@ class Tree:
         d["missing_left"] = np.divide(w_left, total, out=np.full(self.node_count, 0.5), where=total > 0)
         return Tree.from_dict(d)
 
+    def with_larger_child_routing(self) -> "Tree":
+        """Copy that sends a missing split value to the child with more training samples
+        (``n_node_samples``, ties right): scikit-learn's rule for a NaN its tree never saw in training."""
+        internal = ~self.is_leaf
+        n_left = np.where(internal, self.n_node_samples[self.children_left], 0)
+        n_right = np.where(internal, self.n_node_samples[self.children_right], 0)
+        return self._replace(missing_left=(n_left > n_right).astype(np.float64))
+
     # ------------------------------------------------------------------ statistics
     def fill_statistics(self, X, y, sample_weight=None, n_classes: int | None = None) -> "Tree":
         """Return a copy whose node statistics are recomputed from training data.

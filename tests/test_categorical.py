@@ -91,8 +91,30 @@ def test_unseen_categories_and_new_nan_follow_the_training_majority():
     assert set(clf.predict(purple)) == {majority}  # unseen category: the heavier child
     missing = X.assign(color=pd.Categorical([None] * len(X), categories=["red", "green", "blue"]))
     assert set(clf.predict(missing)) == {majority}  # NaN first seen at predict: the child with more samples
-    with pytest.raises(ValueError, match="must be a pandas DataFrame"):
-        clf.predict(X.assign(color=X["color"].cat.codes).to_numpy())
+
+
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")
+def test_an_array_of_category_codes_predicts_like_the_frame_as_greedy_cart_takes_it():
+    X = frame(n=90)
+    y = np.where(X["color"] == "green", 2.0, 0.0) + (X["num"] > 0.5)
+    codes = np.c_[X["color"].cat.codes.to_numpy(float), X["num"]]  # position in ["red", "green", "blue"]
+    for optimal, greedy in ((OptimalTreeClassifier(max_depth=2), CARTClassifier(max_depth=2)),
+                            (OptimalTreeRegressor(max_depth=2), CARTRegressor(max_depth=2))):
+        target = y.astype(int) if isinstance(greedy, CARTClassifier) else y
+        optimal.fit(X, target), greedy.fit(X, target)
+        np.testing.assert_array_equal(optimal.predict(codes), optimal.predict(X))
+        np.testing.assert_array_equal(greedy.predict(codes), greedy.predict(X))
+        assert optimal.score(codes, target) == 1.0  # the labels are a depth-2 function of colour and num
+    unseen = codes.copy()
+    unseen[:, 0] = 7  # a code past the three of fit: an unseen category, as a frame's 'purple'
+    purple = X.assign(color=pd.Categorical(["purple"] * len(X)))
+    np.testing.assert_array_equal(optimal.predict(unseen), optimal.predict(purple))
+    for bad in (-1.0, 0.5):
+        wrong = codes.copy()
+        wrong[0, 0] = bad
+        for est in (optimal, greedy):
+            with pytest.raises(ValueError, match="categorical feature 0 must hold integer codes"):
+                est.predict(wrong)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -190,3 +212,17 @@ def test_a_narrower_space_than_carts_warns_and_is_recorded():
         clf = OptimalTreeClassifier(max_depth=1, formulation="flow", max_thresholds=3, acceleration="none",
                                     time_limit=30).fit(X, y)
     assert clf.result_.split_space["thresholds"].startswith("at most 3")
+
+
+def test_nan_first_seen_at_prediction_follows_the_child_with_more_training_samples():
+    # no NaN and no categorical column in fit: the tree learned no NaN routing; x <= 6.5 holds 7 of
+    # the 10 training rows (class 0), x <= 2.5 only 3 (class 0, the 7 others class 1)
+    X = np.arange(10.0)[:, None]
+    for cut, nan_class in ((7, 0), (3, 1)):
+        y = (X[:, 0] >= cut).astype(int)
+        clf = OptimalTreeClassifier(max_depth=1).fit(X, y)
+        assert clf.tree_.missing_left is None
+        np.testing.assert_array_equal(clf.predict([[np.nan], [0.0], [9.0]]), [nan_class, 0, 1])
+        np.testing.assert_array_equal(clf.predict_proba([[np.nan]]), [np.eye(2)[nan_class]])
+        reg = OptimalTreeRegressor(max_depth=1).fit(X, 10.0 * y)
+        assert reg.predict([[np.nan]])[0] == 10.0 * nan_class

@@ -25,6 +25,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from greedy import FittedTreeMixin
+from greedy._inputs import check_category_codes
 
 from .. import exact
 from ..pipeline import FitPipeline, FitRequest
@@ -300,5 +301,16 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
     def _validate_X_predict(self, X):
         check_is_fitted(self)
         X, _ = encode_categories(X, self.categories_)
-        return validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan")
+        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan")
+        check_category_codes(X, list(self.categories_))  # an array's own codes (a DataFrame's are encoded)
+        return X
+
+    def _routing_tree(self, X):
+        """``tree_``; for NaN in ``X`` and a tree that learned no NaN routing (no NaN in training, no
+        categorical feature), ``tree_`` sending NaN to the child with more training samples
+        (:meth:`greedy.Tree.with_larger_child_routing`), as the split space's trees do
+        (:func:`optitree.split_space._decode.decode`)."""
+        if self.tree_.missing_left is None and np.isnan(X).any():
+            return self.tree_.with_larger_child_routing()
+        return self.tree_
 

@@ -356,7 +356,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
     def predict_proba(self, X):
         """Class probabilities: the training class distribution of each sample's leaf."""
         X = self._validate_X_predict(X)
-        return self.tree_.predict(X)
+        return self._routing_tree(X).predict(X)
 
     def predict_log_proba(self, X):
         """Natural logarithm of :meth:`predict_proba` (``-inf`` for probability 0)."""

@@ -6,7 +6,8 @@ otherwise), a missing value as NaN; the fit's split space (:mod:`optitree.split_
 splits it on subsets of its categories, and routes NaN to a learned side.
 :func:`optitree.export_text` and :func:`optitree.plot_tree` print such a split as
 ``color in {red, green}`` from the estimator's ``categories_``. A category unseen in ``fit``
-gets a code past the known ones, which the tree sends to its ``default_left`` side. Text columns
+gets a code past the known ones, which the tree sends to its ``default_left`` side. At prediction a
+numeric array (no DataFrame) holds these codes itself, as greedy CART takes them. Text columns
 (object or string dtype) are refused, named, with the fix (``astype("category")``).
 """
 
@@ -16,7 +17,7 @@ import sys
 
 import numpy as np
 
-from greedy._inputs import check_text_columns
+from greedy._inputs import check_text_columns, encode_category_columns
 
 __all__ = ["encode_categories", "normalise_weights"]
 
@@ -34,32 +35,21 @@ def encode_categories(X, categories=None):
     Returns
     -------
     X : array-like or pandas.DataFrame
-        ``X`` itself when it has nothing to encode, else a copy with float code columns (NaN for
-        a missing value, ``len(labels)`` for a category unseen in ``fit``).
+        ``X`` itself when it is no DataFrame or has nothing to encode, else a copy with float
+        code columns (NaN for a missing value, ``len(labels)`` for a category unseen in ``fit``).
     categories : dict
         ``{column index: ndarray of category labels}`` (empty when ``X`` has none).
     """
     check_text_columns(X)
     pd = sys.modules.get("pandas")  # a DataFrame implies pandas is imported
     if pd is None or not isinstance(X, pd.DataFrame):
-        if categories:
-            raise ValueError(f"X must be a pandas DataFrame: columns {sorted(categories)} were categorical in fit")
         return X, {} if categories is None else categories
     if categories is None:
         categories = {i: np.asarray(X.iloc[:, i].cat.categories)
                       for i, dtype in enumerate(X.dtypes) if isinstance(dtype, pd.CategoricalDtype)}
     if not categories:
         return X, categories
-    X = X.copy()
-    for i, labels in categories.items():
-        if i >= X.shape[1]:
-            break  # validate_data reports the wrong number of features
-        column = X.iloc[:, i]
-        codes = pd.Index(labels).get_indexer(column.astype(object)).astype(np.float64)
-        codes[(codes < 0) & column.notna().to_numpy()] = len(labels)  # unseen in fit: the default side
-        codes[column.isna().to_numpy()] = np.nan
-        X.isetitem(i, codes)
-    return X, categories
+    return encode_category_columns(X, categories), categories
 
 
 #: Weights below the largest one times this are taken as 0 (:func:`normalise_weights`).

@@ -333,4 +333,4 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     def predict(self, X):
         """Predicted targets."""
         X = self._validate_X_predict(X)  # NotFittedError before fit
-        return self.tree_.predict(X)
+        return self._routing_tree(X).predict(X)
