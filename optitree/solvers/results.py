@@ -233,16 +233,34 @@ class SolveResult:
             )
         return result
 
-    def _units_line(self, num) -> list:
-        """``units: ...``: what the objective counts, and the objective in the data's units."""
+    def _units_line(self, num, bound) -> list:
+        """``units: ...``: what the objective counts, and the objective and ``bound`` in the data's units."""
         units = self.objective_units
         if not units or not units.get("scale") or self.objective is None:
             return []
         name, scale = units["name"], float(units["scale"])
         if scale == 1.0:
             return [f"units: {name}"]
-        return [f"units: objective = ({name}) x {scale:.6g}; the objective is {num(self.objective / scale)} "
-                f"in the data's units"]
+        in_data = "" if bound is None else f" and the bound {num(bound / scale)}"
+        return [f"units: objective = ({name}) x {scale:.6g}; the objective is {num(self.objective / scale)}"
+                f"{in_data} in the data's units"]
+
+    def _work_line(self, start) -> str:
+        """What the fit solved: the MIP's size and start, or the exact engine's search when no MIP was built."""
+        if self.n_rows or self.n_cols:
+            return (f"size: {self.n_rows} rows, {self.n_cols} columns ({self.n_integer} integer), "
+                    f"{self.n_nonzeros} non-zeros; start: {start}")
+        engine = (self.acceleration or {}).get("engine")
+        if not engine:
+            return "no MIP was built and no search ran" + ("" if self.start_source is None else
+                                                            f": the {self.start_source} start is returned")
+        done = [engine["status"]]
+        if engine.get("stopped_by") not in (None, engine["status"]):
+            done.append(f"stopped by {engine['stopped_by']}")
+        if engine.get("work") is not None:
+            done.append(f"{engine['work']} work units")
+        returned = f"; the {engine['returned']} start returned, better than its tree" if engine.get("returned") else ""
+        return f"search: the exact engine ({', '.join(done)}){returned}; no MIP was built"
 
     def _space_line(self) -> list:
         """``split space: ...``: what a proof holds over (numeric thresholds, category subsets, NaN routing)."""
@@ -259,7 +277,8 @@ class SolveResult:
         return ["split space: " + "; ".join(parts)]
 
     def summary(self) -> str:
-        """A few human-readable lines."""
+        """A few human-readable lines: status, objective and bound (also in the data's units), split
+        space, times, and what was solved (the MIP's size and start, or the exact engine's search)."""
         def num(v, fmt=".6g"):
             return "-" if v is None else format(v, fmt)
 
@@ -280,12 +299,12 @@ class SolveResult:
             f"status: {self.status}{' (proven optimal)' if self.proven_optimal else ''}"
             f" [{self.solver}]",
             f"objective: {num(self.objective)}  bound: {num(bound)}  gap: {gap}",
-            *self._units_line(num),
+            *self._units_line(num, bound),
             *self._space_line(),
             f"time: build {self.build_time:.2f} s, solve {self.solve_time:.2f} s"
-            f"{'' if self.fit_time is None else f', fit {self.fit_time:.2f} s'}; nodes: {self.nodes}",
-            f"size: {self.n_rows} rows, {self.n_cols} columns ({self.n_integer} integer), "
-            f"{self.n_nonzeros} non-zeros; start: {start}",
+            f"{'' if self.fit_time is None else f', fit {self.fit_time:.2f} s'}"
+            f"{f'; nodes: {self.nodes}' if self.n_rows or self.n_cols else ''}",
+            self._work_line(start),
         ]
         if self.message:
             lines.append(f"note: {self.message}")
