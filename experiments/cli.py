@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 the grid finished but some runs failed (their records
 hold the error; ``--resume`` retries them); 2 a config or usage error, including a
-results directory made by another config (nothing ran); 3 the execution backend
+results directory made by another config (nothing ran) and a malformed or damaged
+record under ``summarize --strict`` (nothing written); 3 the execution backend
 failed mid-grid (finished runs are saved); 4 a record could not be written (full
 disk, read-only directory: finished records are intact); 130 / 143 stopped by
 SIGINT (Ctrl-C) / SIGTERM: workers ended, finished records kept, runs in flight
@@ -50,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     summarize = sub.add_parser("summarize", help="runs table (CSV/Parquet) and markdown report of DIR")
     summarize.add_argument("dir", type=Path)
+    summarize.add_argument("--strict", action="store_true",
+                           help="stop (exit 2) on a malformed or damaged record instead of leaving it out with a warning")
 
     plot = sub.add_parser("plot", help="PNG figures of DIR (into DIR/plots)")
     plot.add_argument("dir", type=Path)
@@ -91,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "quick":
             return _run(QUICK_CONFIG, args.out, args, resume=True, section="## Greedy vs optimal")
         if args.command == "summarize":
-            return _summarize(args.dir)
+            return _summarize(args.dir, strict=args.strict)
         if args.command == "plot":
             return _plot(args.dir, args.plots_dir)
         return _list()
@@ -140,17 +143,20 @@ def _run(config_path: Path, out_dir: Path, args, *, resume: bool, allow_plugins:
     return 0
 
 
-def _summarize(out_dir: Path, section: str | None = None) -> int:
+def _summarize(out_dir: Path, section: str | None = None, strict: bool = False) -> int:
     """Write the tables and report of ``out_dir``; print the report, or only its ``section`` (a heading)
-    when it has one (the main job prints the paired statistics; report.md holds everything)."""
-    from . import report
+    when it has one (the main job prints the paired statistics; report.md holds everything). ``strict``:
+    a malformed or damaged record is an error (nothing written) instead of a warning."""
+    from . import records, report
 
     if not out_dir.is_dir():
         raise _runner.HarnessError(f"no results directory {out_dir}")
     try:
-        text, written = report.summarize(out_dir)
+        text, written = report.summarize(out_dir, strict=strict)
     except ImportError as exc:  # pandas is an optional extra
         raise _runner.HarnessError(str(exc)) from None
+    except records.MalformedRecord as exc:  # --strict
+        raise _runner.HarnessError(f"{exc}\n(--strict: nothing written; without it these records are left out)") from None
     except OSError as exc:  # full disk, read-only directory: the records themselves are intact
         raise _runner.ResultsWriteError(
             f"cannot write the summary into {out_dir}: {exc.strerror or exc}"

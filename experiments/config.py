@@ -43,7 +43,8 @@ Layout of a config file::
     tune = { alpha = [0.0, 0.01] }  # tuned on the validation set (holdout) or on inner folds (nested-cv)
                                     # inside each run: best validation score, ties to fewer leaves, then
                                     # to the larger values; `depth = [1, 2, 3]` tunes the depth too
-                                    # (candidates above the run's depth are left out)
+                                    # (candidates above the run's depth are left out; all of
+                                    # them above one of `depths`: a config error)
     datasets = ["xor"]              # optional: run this entry only on the datasets with these labels
                                     # (e.g. a longer time limit for one dataset; same label allowed)
 
@@ -270,6 +271,8 @@ def from_dict(
     for d in datasets:
         if not any(pd is d for pd, _ in pairs):
             raise ConfigError(d["where"], f"dataset {d['label']!r} is a {d['task']} dataset, but no method applies to it")
+    for m in methods:
+        _check_tuned_depths(m, depths)
     seen: dict[tuple, str] = {}
     for d, m in pairs:
         key_id, key_label = ("id", d["label"], run_id(m["identity"])), ("label", d["label"], m["label"])
@@ -323,6 +326,23 @@ def parse_compare(data: Mapping) -> list[tuple[str, str, str]] | None:
         seen[key] = where
         out.append((baseline, candidate, where))
     return out
+
+
+def declared_entries(data: Mapping, key: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The ``[[datasets]]`` or ``[[methods]]`` (``key``) entries of a parsed config as ``(name, label,
+    grid keys)``: enough to know a run's labels from its identity (:func:`variant_label`) without
+    loading data or importing plugins. A malformed entry raises :class:`ConfigError`."""
+    out = []
+    for i, entry in enumerate(_entries(data, key)):
+        where = f"{key}[{i}]"
+        name = _typed(entry, "name", str, where, None)
+        out.append((name, _typed(entry, "label", str, where, name), tuple(_grid(entry, "grid", where))))
+    return out
+
+
+def variant_label(label: str, grid_keys, params: Mapping) -> str:
+    """The label of the variant of an entry (``label``, its ``grid`` keys) with ``params``: ``flow[start=cold]``."""
+    return label + _suffix({k: params.get(k) for k in grid_keys})
 
 
 def _check_compare(entries: list[tuple[str, str, str]], pairs: list[tuple[dict, dict]]) -> list[tuple[str, str]]:
@@ -486,6 +506,19 @@ def _method_variants(entry: Mapping, where: str, split: dict, protocol=None) -> 
             }
         )
     return variants
+
+
+def _check_tuned_depths(method: dict, depths: list[int]) -> None:
+    """Refuse a ``tune`` grid whose ``depth`` candidates all exceed one of the grid's depths: its runs at
+    that depth would have no candidate left (candidates above the run's depth are left out)."""
+    tuned = method["identity"].get("tune", {}).get(_protocols.TUNE_DEPTH)
+    shallow = [d for d in depths if tuned and d < min(tuned)]
+    if shallow:
+        raise ConfigError(
+            f"{method['entry']}.tune.{_protocols.TUNE_DEPTH}",
+            f"every tuned depth {tuned} exceeds the run's depth {shallow[0]} (depths = {depths}): those runs "
+            f"would have no depth candidate; add a depth <= {shallow[0]} to the tune grid or remove "
+            f"{', '.join(map(str, shallow))} from depths")
 
 
 def _tune_value(method: _methods.Method, key: str, value: Any, where: str) -> Any:

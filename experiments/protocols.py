@@ -285,10 +285,17 @@ def fit_and_score(method, estimator, X_fit, y_fit, X_test, y_test, missing: str 
 
 
 def _candidates(grid: dict, depth: int) -> list[dict]:
-    """Every combination of a tune grid; ``depth`` values above the run's depth are left out."""
+    """Every combination of a tune grid; ``depth`` values above the run's depth are left out.
+
+    Raises
+    ------
+    ValueError
+        When every ``depth`` candidate exceeds the run's depth (the config refuses such a grid).
+    """
     keys = list(grid)
-    values = [[v for v in grid[k] if k != TUNE_DEPTH or v <= depth] or ([depth] if k == TUNE_DEPTH else grid[k])
-              for k in keys]
+    values = [[v for v in grid[k] if k != TUNE_DEPTH or v <= depth] for k in keys]
+    if TUNE_DEPTH in grid and not values[keys.index(TUNE_DEPTH)]:
+        raise ValueError(f"tune grid {TUNE_DEPTH!r}: every candidate {grid[TUNE_DEPTH]} exceeds the run's depth {depth}")
     return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
 
 

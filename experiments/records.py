@@ -10,6 +10,12 @@ renamed over the final name with :func:`os.replace`, so a reader (or a resumed
 run after ``SIGKILL``) sees either the complete previous content or the complete
 new one, never a torn file. Temporary files left by a killed writer start with
 ``.tmp-`` and are ignored (and removed by the next writer).
+
+Records are checked where they are read (:func:`load_run_records`): a malformed file, or a
+done record whose content could not have been written by a run of its grid
+(:func:`check_record`: a score out of range, NaN or a string, no fold, an unknown method or
+label, a copy under another run id, ...), is named in a warning and left out of every table;
+``strict=True`` (``summarize --strict``) makes it an error instead.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 import os
 import platform
 import socket
@@ -28,6 +35,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from optitree._provenance import json_safe, package_versions
+
+from . import config as _config
+from . import methods as _methods
 
 RECORD_FORMAT = "optitree.experiments.record/1"
 RUNS_SUBDIR = "runs"
@@ -179,27 +189,208 @@ class RunRecord:
         return json_safe(dataclasses.asdict(self))
 
 
-def load_run_records(out_dir: Path, *, warn=None) -> list[RunRecord]:
-    """Every well-formed record in ``DIR/runs`` (sorted by file name).
+def load_run_records(out_dir: Path, *, warn=None, strict: bool = False) -> list[RunRecord]:
+    """Every sound record in ``DIR/runs`` (sorted by file name).
 
-    A malformed file (unreadable, bad JSON, no ``run_id``, a ``run_id`` other than
-    its file name) is reported through ``warn(message)`` (default: a line on
-    stderr) and skipped.
+    A record is left out when its file is malformed (unreadable, bad JSON, no ``run_id``, a
+    ``run_id`` other than its file name) or, for a done record, when its content is damaged
+    (:func:`check_record`); each one is named (file, run id, why) through ``warn(message)``
+    (default: a line on stderr).
+
+    Raises
+    ------
+    MalformedRecord
+        With ``strict=True``, naming every such record instead of leaving them out.
     """
+    problems: list[str] = []
+    kept = list(_read_records(out_dir, problems.append))
+    if problems and strict:
+        raise MalformedRecord(f"{len(problems)} record(s) of {runs_dir(out_dir)} cannot be used:\n  "
+                              + "\n  ".join(problems))
     warn = warn or (lambda message: print(message, file=sys.stderr))
-    return list(_read_records(out_dir, warn))
+    for message in problems:
+        warn(f"warning: skipping {message}")
+    return kept
 
 
-def _read_records(out_dir: Path, warn) -> Iterator[RunRecord]:
+def _read_records(out_dir: Path, problem) -> Iterator[RunRecord]:
+    loaded = []
     for p in iter_record_files(out_dir):
         try:
             rec = RunRecord.from_dict(json.loads(p.read_text(encoding="utf-8")))
             if rec.run_id != p.stem:
                 raise MalformedRecord(f"run_id {rec.run_id!r} does not match the file name")
         except (OSError, ValueError) as exc:  # MalformedRecord and json's errors are ValueErrors
-            warn(f"warning: skipping malformed record {p}: {exc}")
+            problem(f"malformed record {p}: {exc}")
+            continue
+        loaded.append((p, rec))
+    grid = GridFacts.read(out_dir)
+    present = {rec.run_id for _, rec in loaded}
+    for p, rec in loaded:
+        reason = check_record(rec, grid, present)
+        if reason:
+            problem(f"damaged record {p} (run {rec.run_id}): {reason}")
             continue
         yield rec
+
+
+# ---------------------------------------------------------------------------- what a done record may hold
+@dataclasses.dataclass(frozen=True)
+class GridFacts:
+    """What ``DIR/grid.json`` says the records of its grid are: their run ids and the config's
+    ``[[datasets]]`` and ``[[methods]]`` entries as ``(name, label, grid keys)``; None where unknown."""
+
+    run_ids: frozenset | None = None
+    datasets: tuple | None = None
+    methods: tuple | None = None
+
+    @classmethod
+    def read(cls, out_dir: Path) -> "GridFacts":
+        """The facts of ``out_dir``'s ``grid.json`` (empty without one, or with an unreadable one)."""
+        try:
+            grid = read_json(Path(out_dir) / "grid.json")
+        except (OSError, ValueError):
+            return cls()
+        if not isinstance(grid, dict):
+            return cls()
+        ids = grid.get("run_ids")
+        run_ids = frozenset(ids) if isinstance(ids, list) and all(isinstance(i, str) for i in ids) else None
+        try:
+            data = _config.tomllib.loads(grid["config"])
+            entries = (tuple(_config.declared_entries(data, "datasets")),
+                       tuple(_config.declared_entries(data, "methods")))
+        except (KeyError, TypeError, ValueError):  # no config text, or one that no longer parses
+            entries = (None, None)
+        return cls(run_ids, *entries)
+
+
+# metric -> (low, high): the values a finished run can measure (None: not measured)
+METRIC_RANGES = {
+    "train_accuracy": (0.0, 1.0), "test_accuracy": (0.0, 1.0),
+    "train_r2": (-math.inf, 1.0), "test_r2": (-math.inf, 1.0),
+    "train_mse": (0.0, math.inf), "test_mse": (0.0, math.inf),
+    "fit_time": (0.0, math.inf),
+}
+# count -> smallest value
+METRIC_COUNTS = {"n_fit": 1, "n_leaves": 1, "depth": 0}
+DATA_COUNTS = {"n_train": 1, "n_test": 0}
+
+
+def check_record(rec: RunRecord, grid: GridFacts | None = None, present=()) -> str | None:
+    """Why the done record ``rec`` cannot enter the tables and statistics, or None when it can.
+
+    Checked: the run's method (registered, or one of the grid's), labels, depth, seed and, under
+    cross-validation, fold; the kind and task of a registered method; every metric a finite number
+    in its range (accuracies in [0, 1], R² <= 1, MSE and times >= 0, counts integers, ``proven_optimal``
+    a boolean); its run id the hash of its config, which a record copied under another run id, or
+    edited, fails; with the ``grid`` facts, a run of that grid under the grid's labels.
+
+    Parameters
+    ----------
+    rec : RunRecord
+        A well-formed record; a failed one is not judged (it enters no statistic).
+    grid : GridFacts, optional
+        What the directory's ``grid.json`` says; without it the grid checks are skipped.
+    present : collection of str
+        The run ids read from the directory: a copy is named as the copy of one of them.
+
+    Returns
+    -------
+    str or None
+        The first problem found, naming the field and its value.
+    """
+    if rec.status != "done":
+        return None
+    grid = grid or GridFacts()
+    cfg = rec.config
+    method = cfg.get("method")
+    if not isinstance(method, dict) or not isinstance(method.get("name"), str):
+        return "config.method has no name"
+    name = method["name"]
+    known = {n for n, _, _ in grid.methods} if grid.methods is not None else set(_methods.METHODS)
+    if name not in known:
+        return f"unknown method {name!r} (known: {', '.join(sorted(known))})"
+    for key in ("dataset_label", "method_label"):
+        if not isinstance(cfg.get(key), str) or not cfg[key]:
+            return f"config.{key} is {cfg.get(key)!r}, not a label"
+    for key, low in (("depth", 1), ("seed", 0)):
+        if not _is_int(cfg.get(key)) or cfg[key] < low:
+            return f"config.{key} is {cfg.get(key)!r}, not an integer >= {low}"
+    if isinstance(cfg.get("cv"), dict):
+        folds = cfg["cv"].get("folds")
+        if "fold" not in cfg:
+            return f"config has no fold, but its protocol makes one record per fold ({folds} folds)"
+        if not _is_int(cfg["fold"]) or not _is_int(folds) or not 0 <= cfg["fold"] < folds:
+            return f"config.fold is {cfg['fold']!r}, not a fold of 0..{folds}-1"
+    labels = (("dataset", grid.datasets, cfg.get("dataset")), ("method", grid.methods, method))
+    for what, entries, identity in labels:
+        if entries is None or not isinstance(identity, dict):
+            continue
+        params = identity.get("params") if isinstance(identity.get("params"), dict) else {}
+        expected = {_config.variant_label(label, keys, params) for n, label, keys in entries
+                    if n == identity.get("name")}
+        if not expected:
+            return f"{what} {identity.get('name')!r} is not in the grid's config"
+        if cfg[f"{what}_label"] not in expected:
+            return (f"{what} label {cfg[f'{what}_label']!r} is not the grid's "
+                    f"(for {identity.get('name')!r} with these parameters: {', '.join(sorted(map(repr, expected)))})")
+    registered = _methods.METHODS.get(name)
+    if rec.kind not in _methods.KINDS or rec.task not in _methods.TASKS:
+        return f"kind {rec.kind!r} / task {rec.task!r} (known: {'/'.join(_methods.KINDS)}, {'/'.join(_methods.TASKS)})"
+    if registered is not None and (rec.kind, rec.task) != (registered.kind, registered.task):
+        return f"kind {rec.kind!r} / task {rec.task!r}, but method {name!r} is {registered.kind} / {registered.task}"
+    reason = _check_numbers(rec)
+    if reason:
+        return reason
+    identity = {k: v for k, v in cfg.items() if k not in ("dataset_label", "method_label")}
+    try:
+        expected_id = _config.run_id(identity)
+    except (TypeError, ValueError) as exc:
+        return f"config cannot be hashed: {exc}"
+    if expected_id != rec.run_id:
+        if expected_id in present:
+            return f"a copy of run {expected_id} under another run id (its config is that run's)"
+        return f"its config is run {expected_id}'s, not run {rec.run_id}'s (the record was edited)"
+    if grid.run_ids is not None and rec.run_id not in grid.run_ids:
+        return "not a run of the grid in grid.json"
+    return None
+
+
+def _check_numbers(rec: RunRecord) -> str | None:
+    """Why the metrics and data sizes of a done record are not numbers in their ranges, or None."""
+    metrics = rec.metrics
+    if not isinstance(metrics, dict):
+        return "a done record without metrics"
+    score = "train_r2" if rec.task == "regression" else "train_accuracy"
+    if metrics.get(score) is None:
+        return f"no metrics.{score}"
+    for key, (low, high) in METRIC_RANGES.items():
+        value = metrics.get(key)
+        if value is None:
+            continue
+        if not _is_number(value) or not math.isfinite(value) or not low <= value <= high:
+            return f"metrics.{key} is {value!r}, not a finite number in [{low:g}, {high:g}]"
+    for table in ("data", "solver"):
+        if not isinstance(getattr(rec, table) or {}, dict):
+            return f"{table} is {type(getattr(rec, table)).__name__}, not a table"
+    for table, counts in (("metrics", METRIC_COUNTS), ("data", DATA_COUNTS)):
+        values = getattr(rec, table) or {}
+        for key, low in counts.items():
+            value = values.get(key)
+            if value is not None and (not _is_int(value) or value < low):
+                return f"{table}.{key} is {value!r}, not an integer >= {low}"
+    proven = (rec.solver or {}).get("proven_optimal")
+    if proven is not None and not isinstance(proven, bool):
+        return f"solver.proven_optimal is {proven!r}, not a boolean"
+    return None
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def load_records(out_dir: Path) -> list[dict]:

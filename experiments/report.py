@@ -393,10 +393,15 @@ def _join(names) -> str | None:
     return None if names is None else ";".join(map(str, names))
 
 
-def summarize(out_dir: Path) -> tuple[str, list[Path]]:
-    """Write the runs table, the aggregate and the markdown report of ``out_dir``; return (markdown, files)."""
+def summarize(out_dir: Path, strict: bool = False) -> tuple[str, list[Path]]:
+    """Write the runs table, the aggregate and the markdown report of ``out_dir``; return (markdown, files).
+
+    A malformed or damaged record is named in a warning and left out
+    (:func:`experiments.records.load_run_records`); with ``strict`` it raises
+    :class:`~experiments.records.MalformedRecord` before anything is written.
+    """
     out_dir = Path(out_dir)
-    records = _records.load_run_records(out_dir)
+    records = _records.load_run_records(out_dir, strict=strict)
     df = _grid_order(out_dir, runs_table(records))
     agg = aggregate(df)
     try:

@@ -45,6 +45,29 @@ SCORES = ("test", "train")
 
 
 # ---------------------------------------------------------------------------- primitives
+def _differences(diffs, what: str = "paired differences") -> np.ndarray:
+    """``diffs`` as a non-empty 1-d float array of finite values; a ValueError saying what is wrong."""
+    d = np.asarray(diffs, dtype=float)
+    if d.ndim != 1:
+        raise ValueError(f"{what}: expected a 1-d list of numbers, got shape {d.shape}")
+    if not len(d):
+        raise ValueError(f"{what}: none given (at least one pair is needed)")
+    if not np.isfinite(d).all():
+        raise ValueError(f"{what}: every value must be finite, got {d[~np.isfinite(d)].tolist()}")
+    return d
+
+
+def _row_counts(values, n: int, what: str, positive: bool) -> np.ndarray:
+    """Row counts (a scalar or one per difference): finite and > 0 (``positive``) or >= 0."""
+    v = np.asarray(values, dtype=float)
+    if v.ndim > 1 or (v.ndim == 1 and len(v) != n):
+        raise ValueError(f"{what}: expected one number or one per difference ({n}), got shape {v.shape}")
+    ok = np.isfinite(v) & ((v > 0) if positive else (v >= 0))
+    if not ok.all():
+        raise ValueError(f"{what} must be finite and {'> 0' if positive else '>= 0'}, got {v[~ok].tolist() if v.ndim else v.item()}")
+    return v
+
+
 def corrected_t_test(diffs, n_train, n_test, confidence: float = 0.95) -> dict:
     """Nadeau & Bengio's corrected resampled t-test of paired differences ``diffs``.
 
@@ -52,15 +75,23 @@ def corrected_t_test(diffs, n_train, n_test, confidence: float = 0.95) -> dict:
     (scalars or one value per difference; their mean ratio is used). With one
     difference, or no variance, the interval is the point and the p-value is 1 for a
     zero mean and 0 otherwise (every resample agrees).
+
+    Raises
+    ------
+    ValueError
+        No difference, a non-finite one, ``n_train`` not > 0, ``n_test`` not >= 0, sizes of
+        another length than ``diffs``, or ``confidence`` outside (0, 1).
     """
     from scipy import stats
 
-    d = np.asarray(diffs, dtype=float)
+    d = _differences(diffs)
     n = len(d)
-    if n == 0:
-        raise ValueError("no paired differences")
+    n_train = _row_counts(n_train, n, "n_train", positive=True)
+    n_test = _row_counts(n_test, n, "n_test", positive=False)
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     mean = float(d.mean())
-    ratio = float(np.mean(np.asarray(n_test, dtype=float) / np.asarray(n_train, dtype=float)))
+    ratio = float(np.mean(n_test / n_train))
     var = float(d.var(ddof=1)) if n > 1 else 0.0
     se = math.sqrt((1.0 / n + ratio) * var)
     out = {"n": n, "mean": mean, "sd": math.sqrt(var), "se": se, "df": n - 1, "ratio": ratio}
@@ -76,8 +107,14 @@ def corrected_t_test(diffs, n_train, n_test, confidence: float = 0.95) -> dict:
 
 
 def effect_size_dz(diffs) -> float:
-    """Cohen's ``d_z`` of paired differences: mean / sd (0 for no difference, ±inf for a constant one)."""
-    d = np.asarray(diffs, dtype=float)
+    """Cohen's ``d_z`` of paired differences: mean / sd (0 for no difference, ±inf for a constant one).
+
+    Raises
+    ------
+    ValueError
+        No difference, or a non-finite one.
+    """
+    d = _differences(diffs)
     mean = float(d.mean())
     sd = float(d.std(ddof=1)) if len(d) > 1 else 0.0
     if sd <= 0.0:
@@ -88,14 +125,20 @@ def effect_size_dz(diffs) -> float:
 def wilcoxon_signed_rank(diffs) -> dict:
     """Wilcoxon signed-rank test over datasets (``zero_method="zsplit"``: zero differences
     split their ranks between the signs), with win / tie / loss counts and the
-    matched-pairs rank-biserial correlation ``r = (R+ − R−) / (R+ + R−)``."""
+    matched-pairs rank-biserial correlation ``r = (R+ − R−) / (R+ + R−)``.
+
+    Raises
+    ------
+    ValueError
+        No pair, or a non-finite difference.
+    """
     from scipy import stats
 
-    d = np.asarray(diffs, dtype=float)
+    d = _differences(diffs, "Wilcoxon signed-rank test: differences")
     d = np.where(np.abs(d) <= TIE, 0.0, d)
     wins, losses = int((d > 0).sum()), int((d < 0).sum())
     out = {"n": len(d), "wins": wins, "ties": len(d) - wins - losses, "losses": losses}
-    if len(d) == 0 or not (wins or losses):
+    if not (wins or losses):
         out.update(statistic=0.0, p=1.0, rank_biserial=0.0)
         return out
     ranks = stats.rankdata(np.abs(d))
@@ -108,8 +151,19 @@ def wilcoxon_signed_rank(diffs) -> dict:
 
 
 def holm(pvalues) -> np.ndarray:
-    """Holm's step-down adjusted p-values (NaN stays NaN and is not counted)."""
+    """Holm's step-down adjusted p-values (NaN stays NaN and is not counted).
+
+    Raises
+    ------
+    ValueError
+        A p-value outside [0, 1] (NaN aside), or not a 1-d list.
+    """
     p = np.asarray(pvalues, dtype=float)
+    if p.ndim != 1:
+        raise ValueError(f"Holm: expected a 1-d list of p-values, got shape {p.shape}")
+    bad = ~np.isnan(p) & ~((p >= 0.0) & (p <= 1.0))
+    if bad.any():
+        raise ValueError(f"Holm: p-values must be in [0, 1], got {p[bad].tolist()}")
     out = np.full_like(p, np.nan)
     idx = np.flatnonzero(~np.isnan(p))
     m = len(idx)
