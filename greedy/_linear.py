@@ -238,7 +238,9 @@ class LinearSquaredError(AdditiveCriterion):
     :func:`fit_linear_leaves` (which counts distinct points: the two rules agree on data
     without duplicate rows, and both treat integer weights as repeated rows). Leaves predict the
     weighted mean (linear leaves replace it). Costs ``O(F²)`` statistics per sample and an
-    ``F x F`` solve per candidate split (``F`` features): for a few features.
+    ``F x F`` solve per candidate split (``F`` features): for a few features. A total weight below
+    ``F + 1`` (e.g. 20 rows of 1 000 features) scores every node with the constant model: the
+    statistics are then those of ``y`` alone, ``O(1)`` per sample.
     """
 
     name = "linear_squared_error"
@@ -249,15 +251,18 @@ class LinearSquaredError(AdditiveCriterion):
         X = _finite_features(X, "the linear_squared_error criterion (the default with leaf_model='linear')")
         check_target_range(self.y, sample_weight, self.name, 2)
         self.scale = target_scale(self.y)
-        Z = np.column_stack([X, self.y / self.scale])
+        self.n_features = X.shape[1]
+        # the builder's weights are divided by extreme_scale: a node is linear from weight F + 1 on in those
+        linear = self.sample_weight.sum() / extreme_scale(self.sample_weight) >= self.n_features + 1
+        Z = np.column_stack([X if linear else X[:, :0], self.y / self.scale])
         Z = Z - np.average(Z, axis=0, weights=self.sample_weight)
         unit = power_of_two(np.abs(Z).max(axis=0, initial=0.0))
         self.Z = Z / unit  # columns of order one (the y column is scaled once more)
         self.y_unit = float(unit[-1])
         self.offset = float(np.average(self.y / self.scale, weights=self.sample_weight))
         self.pure_impurity = EPSILON * min(1.0, self.scale) ** 2
-        self.n_features = X.shape[1]
-        self.pairs = np.triu_indices(self.n_features + 1)
+        self.n_model = Z.shape[1] - 1  # the features the statistics carry: F, or 0 when no node is linear
+        self.pairs = np.triu_indices(self.n_model + 1)
 
     def columns(self, sample, weight):
         z = self.Z[sample]
@@ -271,7 +276,7 @@ class LinearSquaredError(AdditiveCriterion):
 
         The explained part is 0 for groups scored with the constant model, and at most ``C_yy``.
         """
-        F = self.n_features
+        F = self.n_model
         sums = np.broadcast_arrays(*(np.asarray(c, np.float64) for c in sums))  # the weight may be (m,)
         w = sums[0]
         first = np.stack(sums[1 : F + 2], axis=-1)
@@ -283,7 +288,7 @@ class LinearSquaredError(AdditiveCriterion):
             cross -= first[..., :, None] * first[..., None, :] / np.where(w > 0, w, 1.0)[..., None, None]
         variance = np.maximum(cross[..., F, F], 0.0)
         explained = np.zeros(w.shape)
-        linear = w >= F + 1
+        linear = w >= F + 1 if F else np.zeros(w.shape, bool)
         if linear.any():
             cxx, cxy = cross[linear][:, :F, :F], cross[linear][:, :F, F]
             ridge = 1e-12 * np.trace(cxx, axis1=1, axis2=2) + 1e-300
@@ -300,10 +305,10 @@ class LinearSquaredError(AdditiveCriterion):
     def score(self, sums):
         """``-SSE`` up to the linear term ``-Σ w y²``: ``s_y² / w + explained`` (as squared error's score)."""
         w, _, explained = self._variance_and_explained(sums)
-        s_y = sums[1 + self.n_features]
+        s_y = sums[1 + self.n_model]
         with np.errstate(divide="ignore", invalid="ignore"):
             return s_y * s_y / w + explained
 
     def value_from_sums(self, sums):
         # the y column of Z is centred: its weighted mean is the node's mean minus the root's
-        return ((sums[1 + self.n_features] / sums[0] * self.y_unit + self.offset) * self.scale)[:, None]
+        return ((sums[1 + self.n_model] / sums[0] * self.y_unit + self.offset) * self.scale)[:, None]

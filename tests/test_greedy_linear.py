@@ -268,3 +268,24 @@ def test_sine_wave_default_linear_leaves_beat_squared_error_splits():
                                                                           ("squared_error", variance_splits)]}
     assert mse["default"] < 0.5 * mse["squared_error"]
     assert CARTRegressor().fit(X, y).tree_ == CARTRegressor(criterion="squared_error").fit(X, y).tree_
+
+
+def test_fewer_rows_than_features_cost_no_pairwise_statistics():
+    """20 rows of 400 features: no node reaches F + 1 = 401 points, so every node is scored with
+    the constant model. The search keeps no F² statistics (once 8 n F³ / 2 bytes: 51 GB here);
+    its root split is the brute-force best of the constant leaves' squared errors."""
+    import tracemalloc
+
+    from greedy import CARTRegressor
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(20, 400)).astype(np.float32).astype(np.float64)
+    y = 4 * X[:, 7] + rng.normal(size=20)
+    tracemalloc.start()
+    model = CARTRegressor(max_depth=1, leaf_model="linear").fit(X, y)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 50e6
+    cost, (feature, threshold) = _brute_force_root(X, y, np.ones(20), 1)
+    assert (model.tree_.feature[0], model.tree_.threshold[0]) == (feature, pytest.approx(threshold))
+    assert np.sum((model.predict(X) - y) ** 2) == pytest.approx(cost, rel=1e-9)
