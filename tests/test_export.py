@@ -294,3 +294,16 @@ def test_nan_notes_only_where_the_training_data_brought_nan():
     assert optitree.export_text(clf.tree_).count("NaN") == 2 * clf.tree_.n_splits
     dot = optitree.export_graphviz(clf)
     assert dot.count("NaN") == sum("NaN" in line for line in lines) // 2
+
+
+def test_a_missing_vs_not_split_reads_as_nan_or_not():
+    # NaN alone separates the classes: the split sends every number left and NaN right (threshold: the largest float)
+    X = np.r_[np.arange(6.0), [np.nan] * 4][:, None]
+    y = np.r_[[0] * 6, [1] * 4]
+    clf = optitree.OptimalTreeClassifier(max_depth=1).fit(X, y)
+    assert clf.score(X, y) == 1.0
+    assert optitree.export_text(clf, feature_names=["x"]) == (
+        "|--- x is not NaN\n"
+        "|   |--- class: 0\n"
+        "|--- x is NaN  (NaN → right)\n"
+        "|   |--- class: 1\n")

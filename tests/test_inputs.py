@@ -124,6 +124,26 @@ def test_regression_targets_near_1e300_fit(loss, acceleration):
     assert reg.result_.proven_optimal
 
 
+@pytest.mark.parametrize("loss", ["squared", "absolute"])
+def test_int64_targets_near_2_to_the_62_keep_their_sign(loss):
+    y = np.array([2**62] * 4 + [2**62 - 2**40] * 4, dtype=np.int64)  # a sum of two overflows int64
+    reg = fit_quietly(OptimalTreeRegressor(max_depth=1, loss=loss), X8, y)
+    np.testing.assert_array_equal(reg.predict(X8), y.astype(np.float64))  # one split separates the two values
+
+
+def test_text_targets_are_refused_as_not_numeric():
+    with pytest.raises(ValueError, match="OptimalTreeRegressor needs numeric targets, got y of dtype <U1"):
+        OptimalTreeRegressor(max_depth=1).fit(X8, np.array(list("abcdefgh")))
+
+
+@pytest.mark.parametrize("X, y", [(np.ones((10, 2)), np.arange(10.0)), (np.array([[1.0, 2.0]]), np.array([3.0]))],
+                         ids=["constant-X", "one-row"])
+def test_linear_leaves_without_a_usable_split_fit_a_constant_leaf(X, y):
+    reg = fit_quietly(OptimalTreeRegressor(max_depth=2, leaf_model="linear", time_limit=20), X, y)
+    assert reg.tree_.n_leaves == 1  # no feature varies: no split separates any rows
+    np.testing.assert_allclose(reg.predict(X), np.full(len(y), y.mean()))  # the least-squares constant
+
+
 def test_subnormal_target_differences_are_refused_with_the_fix():
     with pytest.raises(ValueError, match="multiply y by one constant"):
         OptimalTreeRegressor(max_depth=2).fit(X8, Y8 * 1e-310)

@@ -284,6 +284,10 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
                 raise ValueError("solver='dp' builds constant-leaf trees; leaf_model='linear' needs a MIP solver")
         X, self.categories_ = encode_categories(X)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_all_finite="allow-nan")
+        if y.dtype.kind not in "biuf":
+            raise ValueError(f"{type(self).__name__} needs numeric targets, got y of dtype {y.dtype}: map them to "
+                             f"numbers, or use OptimalTreeClassifier for labels")
+        y = y.astype(np.float64)  # integer targets: no int64 arithmetic (overflow near 2**63) in the losses
         if y.size and np.isfinite(y).all():
             span = float(y.max()) - float(y.min())
             if 0 < span < 2.0 ** -1000:

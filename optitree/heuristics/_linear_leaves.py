@@ -569,7 +569,7 @@ def improve_linear_leaves(
     if depth >= 2:
         lookahead(16)
     fails = 0
-    while fails < max_rounds and not clock.out():
+    while prob.U.size and fails < max_rounds and not clock.out():  # no usable feature (constant X): no split
         feat, thr = search.perturb(best[0], best[1])
         if not np.isfinite(prob.evaluate(feat, thr)):
             fails += 1

@@ -9,6 +9,8 @@ Conditions are written from the tree's own fields:
 * threshold on ordinal category codes (pandas categorical columns of the optimal
   estimators, or ``category_names``): ``color in {red, green}`` / ``color not in {red, green}``;
 * oblique split: ``0.50·x0 − 1.00·x1 <= 0.30``;
+* "missing vs not" (the split space's threshold at the largest float, NaN right):
+  ``x0 is not NaN`` / ``x0 is NaN``;
 * missing-value routing: ``NaN → left 60%`` (the share of a NaN sample's weight
   sent left, ``missing_left``);
 * linear leaf: ``y = 1.20 + 0.50·x0``.
@@ -25,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from greedy import OBLIQUE, Tree
+
+from ..split_space import NOT_MISSING_THRESHOLD
 
 __all__ = ["export_text", "export_graphviz"]
 
@@ -138,6 +142,10 @@ def split_conditions(tree: Tree, node: int, feature_names, fmt, categories=None)
         left = "{" + ", ".join(labels[:max(int(np.floor(tree.threshold[node])) + 1, 0)]) + "}"
         return f"{feature_names[f]} in {left}", f"{feature_names[f]} not in {left}"
     lhs = linear_expression(tree.split_coef[node], feature_names, fmt) if f == OBLIQUE else feature_names[f]
+    if f != OBLIQUE and tree.threshold[node] == NOT_MISSING_THRESHOLD:  # every number left (optitree.split_space)
+        if tree.missing_left is not None and tree.missing_left[node] == 0:
+            return f"{lhs} is not NaN", f"{lhs} is NaN"
+        return f"{lhs} <= {NOT_MISSING_THRESHOLD:.4g}", f"{lhs} >  {NOT_MISSING_THRESHOLD:.4g}"
     t = fmt(tree.threshold[node])
     return f"{lhs} <= {t}", f"{lhs} >  {t}"
 
