@@ -12,7 +12,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "pairs.hpp"
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/vector.h>
+
+#include "root.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -67,6 +70,45 @@ NumpyArray<T> to_numpy(std::vector<T> &&values, std::initializer_list<size_t> sh
 
 nb::tuple nodes_tuple(const int64_t *nodes) {
     return nb::make_tuple(nodes[0], nodes[1], nodes[2], nodes[3], nodes[4], nodes[5]);
+}
+
+// The arrays of a problem, kept alive while a search reads them (never converted: a copy would not outlive the call).
+struct ProblemArrays {
+    In2<int32_t> rank;
+    In1<int32_t> y;
+    In1<double> w;
+    In2<double> stats;
+    Problem problem;
+};
+
+nb::object nodes_object(const NodePtr &node) {
+    if (!node) return nb::none();
+    return nb::make_tuple(node->feature, node->threshold, nodes_object(node->left), nodes_object(node->right));
+}
+
+nb::tuple subtree_tuple(const Subtree &s) { return nb::make_tuple(s.cost, s.lower_bound, nodes_object(s.nodes)); }
+
+RowSet row_set(const In2<int32_t> &view, int64_t n_total) {
+    Buffer<int32_t> b(int64_t(view.shape(0)), int64_t(view.shape(1)));
+    std::copy(view.data(), view.data() + b.store.size(), b.store.data());
+    for (int32_t i : b.store)
+        if (i < 0 || i >= n_total) throw nb::value_error("a view lists a row outside the problem");
+    return RowSet(std::move(b));
+}
+
+template <class T>
+NumpyArray<T> copy_numpy(const std::vector<T> &values) {
+    return to_numpy(std::vector<T>(values), {values.size()});
+}
+
+const char *stop_name(StopReason r) {
+    switch (r) {
+        case StopReason::CALLBACK: return "callback";
+        case StopReason::NODE_LIMIT: return "node_limit";
+        case StopReason::WORK_LIMIT: return "work_limit";
+        case StopReason::TIME_LIMIT: return "time_limit";
+        default: return nullptr;
+    }
 }
 
 }  // namespace
@@ -270,4 +312,121 @@ NB_MODULE(_core, m) {
           "allowed"_a, "alpha"_a, "min_leaf"_a, "upper"_a,
           "Optimal trees of depth <= 1 of both sides of a split (rows with ``key < n_left`` left):\n"
           "``(cost, lower, feature, rank_threshold)``, each a pair (feature -1: a leaf).");
+    nb::class_<ProblemArrays>(m, "Problem", "A data set as the search reads it (the arrays are kept, never copied).")
+        .def(
+            "__init__",
+            [](ProblemArrays *self, In2<int32_t> rank, In1<int32_t> y, In1<double> w, In2<double> stats, int loss,
+               int64_t width, std::vector<int64_t> n_thresholds, std::vector<int64_t> col_feature,
+               std::vector<int64_t> col_rank) {
+                check_loss(loss);
+                const int64_t p = rank.shape(0), n = rank.shape(1);
+                if (int64_t(y.shape(0)) != n || int64_t(w.shape(0)) != n || int64_t(n_thresholds.size()) != p ||
+                    stats.shape(1) != 4 || col_feature.size() != col_rank.size())
+                    throw nb::value_error("the problem's arrays disagree in their shapes");
+                new (self) ProblemArrays{rank, y, w, stats,
+                                         Problem{as_mat(rank), Targets{y.data(), w.data(), stats.data(), loss, width},
+                                                 std::move(n_thresholds), std::move(col_feature),
+                                                 std::move(col_rank)}};
+            },
+            "rank"_a.noconvert(), "y"_a.noconvert(), "w"_a.noconvert(), "stats"_a.noconvert(), "loss"_a, "width"_a,
+            "n_thresholds"_a, "col_feature"_a, "col_rank"_a);
+
+    nb::class_<SearchRun>(m, "Search",
+                          "The exact search of one problem on native threads (cpp/search.hpp, cpp/root.hpp).")
+        .def(
+            "__init__",
+            [](SearchRun *self, const ProblemArrays &pa, In2<bool> allowed, double alpha, int64_t min_leaf,
+               bool anytime, double relaxed_work, bool best_first, bool binary_steps) {
+                const int64_t rows = allowed.shape(0), p = allowed.shape(1);
+                if (p != pa.problem.features() || rows < 1) throw nb::value_error("allowed has the wrong shape");
+                Settings st;
+                st.allowed = FlagTable(allowed.data(), rows, p);
+                st.alpha = alpha;
+                st.min_leaf = min_leaf;
+                st.anytime = anytime;
+                st.relaxed_work = relaxed_work;
+                st.best_first = best_first;
+                st.binary_steps = binary_steps;
+                for (int64_t r = 1; r < rows && !st.per_node; ++r)
+                    st.per_node = !std::equal(st.allowed.row(r), st.allowed.row(r) + p, st.allowed.row(0));
+                new (self) SearchRun(pa.problem, std::move(st));
+            },
+            "problem"_a, "allowed"_a, "alpha"_a, "min_leaf"_a, "anytime"_a, "relaxed_work"_a, "best_first"_a,
+            "binary_steps"_a, nb::keep_alive<1, 2>())
+        .def("set_limits", &SearchRun::set_limits, "seconds"_a, "node_limit"_a, "work_limit"_a,
+             "Limits of the next job: seconds from now, node and work budgets (inf: none).")
+        .def(
+            "leaf_cost",
+            [](SearchRun &r, In2<int32_t> view) {
+                RowSet v = row_set(view, r.search().P.n_total());
+                return r.search().leaf_cost(v);
+            },
+            "view"_a)
+        .def(
+            "start_root",
+            [](SearchRun &r, In2<int32_t> view, int64_t depth, double upper_bound, int64_t threads,
+               double alone_seconds) {
+                r.start_root(row_set(view, r.search().P.n_total()), depth, upper_bound, threads, alone_seconds);
+            },
+            "view"_a, "depth"_a, "upper_bound"_a, "threads"_a, "alone_seconds"_a,
+            "Start solving the problem of ``view`` from its root on native threads.")
+        .def(
+            "start_split_bounds",
+            [](SearchRun &r, In2<int32_t> view, int64_t depth, double limit, bool tighten) {
+                r.start_split_bounds(row_set(view, r.search().P.n_total()), depth, limit, tighten);
+            },
+            "view"_a, "depth"_a, "limit"_a, "tighten"_a, "Start scanning every allowed root feature.")
+        .def("wait", &SearchRun::wait, "seconds"_a, nb::call_guard<nb::gil_scoped_release>(),
+             "Wait up to ``seconds`` for the job (the GIL released); whether it has ended.")
+        .def("interrupt", &SearchRun::interrupt, "Ask the job to stop at its next unit of work.")
+        .def("finish", &SearchRun::finish, nb::call_guard<nb::gil_scoped_release>(),
+             "Wait for the job to end; raise what it raised.")
+        .def("root_result", [](const SearchRun &r) { return subtree_tuple(r.root_result()); },
+             "``(cost, lower_bound, nodes)`` of the ended root job; nodes nested ``(f, r, left, right)`` or None.")
+        .def("best", [](const SearchRun &r) { return nb::make_tuple(r.best_cost(), nodes_object(r.best_nodes())); },
+             "The best tree of the ended split-bounds job: ``(cost, nodes)``.")
+        .def("feature_bounds",
+             [](const SearchRun &r) {
+                 nb::list out;
+                 for (const FeatureBounds &fb : r.feature_bounds()) {
+                     std::vector<uint8_t> exact(fb.exact.begin(), fb.exact.end());
+                     out.append(nb::make_tuple(fb.feature, copy_numpy(fb.rank_threshold), copy_numpy(fb.n_left),
+                                               copy_numpy(fb.bound_left), copy_numpy(fb.bound_right),
+                                               copy_numpy(exact)));
+                 }
+                 return out;
+             },
+             "Per scanned feature: ``(feature, rank_threshold, n_left, bound_left, bound_right, exact)``.")
+        .def("improvements", [](SearchRun &r) { return r.control().trace.take(); },
+             "The incumbent's improvements since the last call: ``(seconds since the job's start, cost)``.")
+        .def(
+            "relaxed_bounds",
+            [](SearchRun &r, In2<int32_t> view, int64_t depth, int64_t node, int64_t feature, double cutoff)
+                -> nb::object {
+                RowSet v = row_set(view, r.search().P.n_total());
+                std::optional<Search::Known> known;
+                {
+                    nb::gil_scoped_release release;
+                    known = r.search().relaxed_bounds(v, depth, node, feature, cutoff);
+                }
+                if (!known) return nb::none();
+                return nb::make_tuple(copy_numpy(known->rank_threshold), copy_numpy(known->left),
+                                      copy_numpy(known->right));
+            },
+            "view"_a, "depth"_a, "node"_a, "feature"_a, "cutoff"_a,
+            "Children bounds of ``feature``'s candidates from the search without ``min_leaf``, or None.")
+        .def_prop_rw(
+            "nodes_used", [](SearchRun &r) { return r.search().nodes_used; },
+            [](SearchRun &r, int64_t v) { r.search().nodes_used = v; })
+        .def_prop_rw(
+            "work_used", [](SearchRun &r) { return r.search().work_used; },
+            [](SearchRun &r, int64_t v) { r.search().work_used = v; })
+        .def_prop_ro("nodes_progress", &SearchRun::nodes_progress, "Units of work so far (read while a job runs).")
+        .def_prop_ro("exhausted", [](SearchRun &r) { return r.search().exhausted; })
+        .def_prop_ro("interrupted", [](SearchRun &r) { return r.search().interrupted; })
+        .def_prop_ro("stopped_by", [](SearchRun &r) -> nb::object {
+            const char *name = stop_name(r.search().stopped_by);
+            if (!name) return nb::none();
+            return nb::str(name);
+        });
 }

@@ -1,4 +1,4 @@
-"""This process's live child processes, for tests that check forked workers end with their fit."""
+"""This process's live child processes and native threads, for tests that check workers end with their fit."""
 
 import os
 
@@ -17,3 +17,9 @@ def live_children():
         if int(parent) == os.getpid() and state != "Z":
             found.append(int(entry))
     return found
+
+
+def native_threads():
+    """Threads of this process, native ones included (Linux ``/proc``); 0 where there is no ``/proc``."""
+    path = f"/proc/{os.getpid()}/task"
+    return len(os.listdir(path)) if os.path.isdir(path) else 0

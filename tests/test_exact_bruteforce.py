@@ -8,7 +8,7 @@ import pytest
 from greedy import midpoint_threshold
 from optitree.exact import prepare, solve, split_bounds
 from optitree.exact import _search as search_module
-from optitree.exact._binary import pair_kernel
+from optitree.exact._binary import pair_columns
 
 
 def random_instance(seed, max_rows=16, depth=None, min_leaf=None):
@@ -128,7 +128,7 @@ def relabel(y):
 def test_solve_equals_brute_force(block, pairs, monkeypatch):
     """``pairs=False``: the sweep kernel, which data with few thresholds would not reach (pair counts)."""
     if not pairs:
-        monkeypatch.setattr(search_module, "pair_kernel", lambda data: None)
+        monkeypatch.setattr(search_module, "pair_columns", lambda data: None)
     for seed in range(block * 80, block * 80 + 80):
         X, y, w, opts = random_instance(seed)
         y = relabel(y)
@@ -366,12 +366,9 @@ def test_anytime_first_pass_keeps_the_optimum_and_its_stopped_bounds_valid():
 @pytest.mark.parametrize("block", range(3))
 def test_binary_features_equal_brute_force(block, monkeypatch):
     """All-binary data takes the pair-count kernel (optitree.exact._binary) and, at depth 3, the candidate loop
-    without feature scans (``Search.binary_steps``); its optima are the brute force's, with weights, 2-4 classes,
+    without feature scans (the binary steps of ``Search::branch``); its optima are the brute force's, with weights, 2-4 classes,
     alpha, a minimum leaf size and per-level or per-node features, and searches stopped by a node or work limit
     keep a bound below the optimum."""
-    loops = []
-    binary_steps = search_module.Search.binary_steps
-    monkeypatch.setattr(search_module.Search, "binary_steps", lambda *a: loops.append(1) or binary_steps(*a))
     stopped_bounds = 0
     for seed in range(40 * block, 40 * block + 40):
         rng = np.random.RandomState(seed)
@@ -387,7 +384,9 @@ def test_binary_features_equal_brute_force(block, monkeypatch):
             allowed = rng.rand(rng.choice([depth, 2**depth - 1]), p) < 0.7
         opts = dict(max_depth=depth, alpha=float(rng.choice([0.0, 0.0, 0.5, 1.5])),
                     min_samples_leaf=int(rng.choice([1, 1, 2, 3])), allowed_features=allowed)
-        assert pair_kernel(prepare(X, y, w)) is not None
+        data = prepare(X, y, w)
+        assert pair_columns(data) is not None and search_module.Search(data, np.ones((1, p), bool), 0, 1, np.inf,
+                                                                       None).binary
         optimum = brute_force(X, y, w, **opts)
         res = solve(X, y, w, **opts)
         assert res.objective == pytest.approx(optimum, abs=1e-9), seed
@@ -398,7 +397,7 @@ def test_binary_features_equal_brute_force(block, monkeypatch):
                 stopped = solve(X, y, w, **limit, **opts)
                 assert stopped.bound <= optimum + 1e-9 <= stopped.objective + 1e-9, (seed, limit)
                 stopped_bounds += stopped.status != "optimal" and stopped.bound > 0
-    assert loops and stopped_bounds > 0
+    assert stopped_bounds > 0
 
 
 def test_binary_loop_bounds_of_stopped_searches_stay_below_the_optimum():
@@ -427,7 +426,7 @@ def test_binary_loop_bounds_of_stopped_searches_stay_below_the_optimum():
 
 
 def test_binary_loop_does_the_scans_work():
-    """``Search.binary_steps`` solves what the feature scans would: the same trees, bounds and work units."""
+    """The binary steps solve what the feature scans would: the same trees, bounds and work units."""
     from optitree import datasets
 
     X, y, _ = datasets.load("monks2")
@@ -461,7 +460,7 @@ def test_binary_kernel_equals_pycontree_on_one_hot_data():
     X, y, _ = datasets.load("tic_tac_toe")
     X = one_hot(X)
     y = np.unique(y, return_inverse=True)[1]
-    assert pair_kernel(prepare(X, y)) is not None
+    assert pair_columns(prepare(X, y)) is not None
     errors = (pycontree.ConTree(max_depth=3).fit(X, y).predict(X) != y).sum()
     assert solve(X, y, max_depth=3).objective == errors
 
@@ -471,7 +470,7 @@ def test_pair_kernel_only_for_few_thresholds_per_feature():
     from sklearn.datasets import load_iris
 
     X, y = load_iris(return_X_y=True)
-    assert pair_kernel(prepare(X, y)) is None
+    assert pair_columns(prepare(X, y)) is None
     rng = np.random.RandomState(0)
-    assert pair_kernel(prepare(rng.randint(0, 8, (200, 4)).astype(float), rng.randint(0, 2, 200))) is not None
-    assert pair_kernel(prepare(rng.randint(0, 20, (200, 4)).astype(float), rng.randint(0, 2, 200))) is None
+    assert pair_columns(prepare(rng.randint(0, 8, (200, 4)).astype(float), rng.randint(0, 2, 200))) is not None
+    assert pair_columns(prepare(rng.randint(0, 20, (200, 4)).astype(float), rng.randint(0, 2, 200))) is None

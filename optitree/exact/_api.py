@@ -13,9 +13,7 @@ from greedy import Tree
 
 from ._data import ExactData, prepare
 from ._anytime import BOUND_RESERVE, class_count_bound, subset_rows, two_level_class_count_bound
-from ._scan import Subtree
-from ._parallel import parallel_branch
-from ._search import EPS, Search, check_allowed, per_node_features
+from ._search import EPS, Search, Subtree, check_allowed, per_node_features
 from ._tree import Trace, to_tree
 from ._subsets import feature_subsets, solve_over_subsets
 
@@ -159,9 +157,10 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         objective so far, its proven bound so far, work units); returning True stops the
         search with status ``"interrupted"`` and the best tree and bound so far.
     threads : int >= 1
-        Depth >= 3: the root's features are searched by this many workers, forked processes on
-        Linux and threads elsewhere (:mod:`optitree.exact._parallel`); the same optimum and a
-        valid bound, possibly another optimal tree when several tie.
+        Depth >= 3: the root's features are searched by this many native threads (the compiled
+        core, ``cpp/root.hpp``); the same optimum and a valid bound, possibly another optimal
+        tree when several tie. A ``node_limit`` or ``work_limit`` searches on one thread, so
+        that the same inputs and limit return the same tree.
     """
     start = time.perf_counter()
     _check_params(max_depth, alpha, min_samples_leaf)
@@ -192,7 +191,7 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         def poll():
             _, incumbent, bound = trace.points[-1]
             return callback({"time": time.perf_counter() - start, "incumbent": incumbent, "bound": bound,
-                             "nodes": search.nodes_used, "event": "progress"})
+                             "nodes": search.nodes_progress, "event": "progress"})
         search.poll = poll
     sub = _root_search(search, view, int(max_depth), ub, threads, trace)
     cost, bound = sub.cost, sub.lower_bound
@@ -222,23 +221,8 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
 
 
 def _root_search(search: Search, view, depth: int, upper_bound: float, threads: int, trace: Trace) -> Subtree:
-    """The search of the whole problem from its root: a depth-2 start, then branch-and-bound (``threads`` at the root)."""
-    best = search.leaf_cost(view)
-    trace.add(best, 0.0)
-    if depth <= 2:
-        return search.solve(view, depth, 1, upper_bound)
-    # a depth-2 optimum is a valid start for depth D: a strong first incumbent
-    start_sub = search.solve(view, 2, 1, upper_bound)
-    nodes = None
-    if start_sub.cost < best - EPS:
-        best, nodes = start_sub.cost, start_sub.nodes
-        trace.add(best, 0.0)
-    first_pass = search.anytime or depth == 3  # at depth 3 it gives an early incumbent (Search.branch)
-    if threads > 1:
-        return parallel_branch(search, view, depth, upper_bound, best, nodes, threads,
-                               on_improve=lambda c: trace.add(c, 0.0), first_pass=first_pass)
-    return search.branch(view, depth, 1, upper_bound, best, nodes, on_improve=lambda c: trace.add(c, 0.0),
-                         first_pass=first_pass)
+    """The search of the whole problem from its root (:meth:`Search.root`), its incumbents added to ``trace``."""
+    return search.root(view, depth, upper_bound, threads, on_improve=lambda at, cost: trace.add_at(at, cost, 0.0))
 
 
 def _two_level_bound(search: Search, view, depth: int, start: float, time_limit, work_limit) -> float:

@@ -11,12 +11,11 @@ the weights of the rows with ``x_i = 1``, with ``x_j = 1`` and with both (``one[
 and for its right child ``one[i] - pair[i, j]`` and ``pair[i, j]``; row counts likewise (the
 minimum leaf size). One pass over the rows fills the counts, at a cost of ``s**2`` per row for
 ``s`` ones in it, instead of a sweep of every feature per root candidate; then every tree is
-evaluated in ``O(K)``. The kernel is ``depth2_pairs`` of the compiled core (``cpp/pairs.hpp``).
+evaluated in ``O(K)``. The kernel is ``depth2_pairs`` of the compiled core (``cpp/pairs.hpp``); the search calls it on the
+columns :func:`pair_columns` gives.
 """
 
 import numpy as np
-
-from ._core import depth2_pairs
 
 #: Most columns (thresholds over all features) for which :func:`depth2_pairs` is used (its pair table
 #: is ``columns**2 * K``).
@@ -28,8 +27,8 @@ MAX_COLUMNS = 128
 MAX_MEAN_THRESHOLDS = 10
 
 
-def pair_kernel(data):
-    """:func:`depth2_pairs` bound to ``data``'s columns (the signature of :func:`_kernels.depth2`), or None.
+def pair_columns(data):
+    """The binary columns ``(col_feature, col_rank)`` for which the search uses :func:`depth2_pairs`, or None.
 
     None unless the loss is misclassification and the thresholds of all features number at
     most :data:`MAX_COLUMNS`, at most :data:`MAX_MEAN_THRESHOLDS` per feature on average.
@@ -39,8 +38,4 @@ def pair_kernel(data):
         return None
     col_feature = np.repeat(np.arange(len(counts)), counts).astype(np.int64)
     col_rank = np.concatenate([np.arange(c) for c in counts] + [np.zeros(0, int)]).astype(np.int64)
-
-    def depth2(*args):
-        return depth2_pairs(col_feature, col_rank, *args)
-
-    return depth2
+    return col_feature.tolist(), col_rank.tolist()

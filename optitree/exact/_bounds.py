@@ -27,7 +27,7 @@ import numpy as np
 from greedy import Tree
 
 from ._api import _as_data, _check_params
-from ._search import EPS, BudgetExhausted, Search, check_allowed
+from ._search import Search, check_allowed
 from ._tree import to_tree
 from ._subsets import feature_subsets, split_bounds_over_subsets
 
@@ -139,27 +139,22 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, loss=None, samples=Non
     scale = data.scale  # the search works in units of `scale` (exact powers of two)
     limit = np.inf if cutoff is None else float(cutoff) / scale
     deadline = np.inf if time_limit is None else start + float(time_limit)
-    best, best_nodes = np.inf, None
+    best = np.inf
     poll = None
     if callback is not None:
         def poll():
             return callback({"time": time.perf_counter() - start, "incumbent": best * scale, "bound": 0.0,
-                             "nodes": search.nodes_used, "event": "progress"})
+                             "nodes": search.nodes_progress, "event": "progress"})
+
+    def improved(_, cost):
+        nonlocal best
+        best = cost
+
     search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, poll)
     leaf_cost = search.leaf_cost(view)
-    best = leaf_cost
-    parts = []
-    for f in np.flatnonzero(allowed[0]):
-        scan = search.scan(view, int(f), int(depth), 1, min(limit, best) if tighten else limit)
-        try:
-            for _, cost, split in scan.run(lambda: min(limit, best) if tighten else limit):
-                if split is not None and cost < best - EPS:
-                    best, best_nodes = cost, split
-        except BudgetExhausted:
-            scan.open_bound()  # records neighbour bounds of the candidates left open
-        r = scan.rank_threshold
-        parts.append((np.full(r.shape[0], f), data.thresholds[f][r], scan.n_left, scan.bound_left,
-                      scan.bound_right, scan.exact))
+    best, best_nodes, scans = search.split_bounds(view, int(depth), limit, bool(tighten), on_improve=improved)
+    parts = [(np.full(r.shape[0], f), data.thresholds[f][r], n_left, left, right, exact)
+             for f, r, n_left, left, right, exact in scans]
     cols = [np.concatenate([p[k] for p in parts]) if parts else np.zeros(0) for k in range(6)]
     return SplitBounds(cols[0].astype(np.intp), cols[1].astype(np.float64), cols[2].astype(np.intp),
                        cols[3].astype(np.float64) * scale, cols[4].astype(np.float64) * scale, cols[5].astype(bool),

@@ -76,5 +76,8 @@ class Trace:
     points: list = field(default_factory=list)
 
     def add(self, incumbent: float, bound: float) -> None:
-        self.points.append((time.perf_counter() - self.start, float(incumbent) * self.scale,
-                            float(bound) * self.scale))
+        self.add_at(time.perf_counter(), incumbent, bound)
+
+    def add_at(self, at: float, incumbent: float, bound: float) -> None:
+        """A point at ``time.perf_counter()`` time ``at``."""
+        self.points.append((at - self.start, float(incumbent) * self.scale, float(bound) * self.scale))

@@ -1,0 +1,245 @@
+// A search of a whole problem from its root, run on native threads while the caller waits.
+//
+// The caller (Python) starts a job, then waits in short slices (wait, the GIL released): between
+// two it reports progress, runs its callbacks and may ask the job to stop (interrupt). Worker
+// threads never touch Python.
+//
+// With threads > 1 the root's features, best single split first, are dealt round-robin to the
+// workers; each runs Search::branch over its share against the least cost any of them has found
+// (SharedIncumbent), and a worker whose features are done takes over another's unfinished one
+// (FeatureClaims). All of them share one cache of solved sub-problems. The root search first runs
+// alone for alone_seconds: most small problems end there, and the workers start from its cache and
+// its incumbent.
+#pragma once
+
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <thread>
+
+#include "search.hpp"
+
+namespace optitree {
+
+// The candidates of one root feature after a scan (split_bounds).
+struct FeatureBounds {
+    int64_t feature;
+    std::vector<int64_t> rank_threshold, n_left;
+    std::vector<double> bound_left, bound_right;
+    std::vector<bool> exact;
+};
+
+class SearchRun {
+  public:
+    SearchRun(const Problem &problem, Settings settings)
+        : problem_(problem), settings_(std::move(settings)), relaxed_settings_(settings_) {
+        relaxed_settings_.min_leaf = 1;
+        relaxed_settings_.relaxed = nullptr;
+        settings_.relaxed = settings_.monotone() ? nullptr : &relaxed_settings_;
+        search_ = std::make_unique<Search>(problem_, settings_, cache_, relaxed_cache_, control_, Limits{});
+    }
+    ~SearchRun() {
+        interrupt();
+        join();
+    }
+
+    Search &search() { return *search_; }
+    Control &control() { return control_; }
+    const Settings &settings() const { return settings_; }
+
+    // The limits of the next job: seconds from now (inf: none), node and work budgets (inf: none).
+    void set_limits(double seconds, double node_limit, double work_limit) {
+        Limits l;
+        l.node_limit = node_limit;
+        l.work_limit = work_limit;
+        if (std::isfinite(seconds))
+            l.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                            std::chrono::duration<double>(std::max(seconds, 0.0)));
+        search_->limits = l;
+        search_->set_base_deadline(l.deadline);
+    }
+
+    // Solve the problem of view from its root: a depth-2 start, then branch and bound (threads at the root).
+    void start_root(RowSet view, int64_t depth, double upper_bound, int64_t threads, double alone_seconds) {
+        start([this, view = std::move(view), depth, upper_bound, threads, alone_seconds] {
+            root_result_ = root(view, depth, upper_bound, threads, alone_seconds);
+        });
+    }
+
+    // Scan every allowed feature at the root of a depth-depth tree against limit (tighten: and the
+    // best tree found so far), recording each candidate's children bounds.
+    void start_split_bounds(RowSet view, int64_t depth, double limit, bool tighten) {
+        start([this, view = std::move(view), depth, limit, tighten] { split_bounds(view, depth, limit, tighten); });
+    }
+
+    // Wait up to seconds for the job; whether it has ended.
+    bool wait(double seconds) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        done_cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; });
+        return done_;
+    }
+
+    void interrupt() { control_.stop.store(true); }
+
+    // The ended job's outcome; rethrows what a worker threw.
+    void finish() {
+        join();
+        if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    }
+
+    const Subtree &root_result() const { return root_result_; }
+    const std::vector<FeatureBounds> &feature_bounds() const { return feature_bounds_; }
+    double best_cost() const { return best_; }
+    const NodePtr &best_nodes() const { return best_nodes_; }
+    int64_t nodes_progress() const { return control_.nodes.load(std::memory_order_relaxed); }
+
+  private:
+    const Problem &problem_;
+    Settings settings_, relaxed_settings_;
+    Cache cache_, relaxed_cache_;
+    Control control_;
+    std::unique_ptr<Search> search_;
+    std::thread thread_;
+    std::mutex mutex_;
+    std::condition_variable done_cv_;
+    bool done_ = true;
+    std::exception_ptr error_;
+    Subtree root_result_;
+    std::vector<FeatureBounds> feature_bounds_;
+    double best_ = INF;
+    NodePtr best_nodes_;
+
+    void join() {
+        if (thread_.joinable()) thread_.join();
+    }
+
+    void start(std::function<void()> job) {
+        join();
+        control_.stop.store(false);
+        control_.trace.restart();
+        done_ = false;
+        thread_ = std::thread([this, job = std::move(job)] {
+            try {
+                job();
+            } catch (...) {
+                error_ = std::current_exception();
+            }
+            std::lock_guard<std::mutex> lock(mutex_);
+            done_ = true;
+            done_cv_.notify_all();
+        });
+    }
+
+    Subtree root(const RowSet &view, int64_t depth, double upper_bound, int64_t threads, double alone_seconds) {
+        Search &s = *search_;
+        double best = s.leaf_cost(view);
+        control_.trace.add(best);
+        if (depth <= 2) return s.solve(view, depth, 1, upper_bound);
+        // a depth-2 optimum is a valid start for depth D: a strong first incumbent
+        Subtree start = s.solve(view, 2, 1, upper_bound);
+        NodePtr nodes;
+        if (start.cost < best - EPS) {
+            best = start.cost;
+            nodes = start.nodes;
+            control_.trace.add(best);
+        }
+        const bool first_pass = settings_.anytime || depth == 3;  // at depth 3 an early incumbent
+        if (threads > 1) return parallel(view, depth, upper_bound, best, nodes, threads, alone_seconds, first_pass);
+        return s.branch(view, depth, 1, upper_bound, best, nodes, true, nullptr, {}, first_pass);
+    }
+
+    Subtree parallel(const RowSet &view, int64_t depth, double upper_bound, double best, NodePtr best_nodes,
+                     int64_t threads, double alone_seconds, bool first_pass) {
+        Search &s = *search_;
+        const std::vector<int64_t> features = s.feature_order(view, 1);
+        Subtree alone;
+        bool capped;
+        {
+            Search::Capped cap(s, std::nullopt, alone_seconds);  // most small problems end here
+            alone = s.branch(view, depth, 1, upper_bound, best, best_nodes, true, &features, {}, first_pass);
+            capped = s.exhausted;
+        }
+        if (!capped || s.exhausted) return alone;  // solved, or stopped by the search's own limits
+        if (alone.cost < best - EPS) {
+            best = alone.cost;
+            best_nodes = alone.nodes;
+        }
+        const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(threads, int64_t(features.size())));
+        SharedIncumbent shared(std::min(best, upper_bound));
+        // of a node or work limit, what each worker may spend: the total stays within it
+        auto share = [workers](double limit, int64_t used) {
+            return std::isfinite(limit) ? std::max(0.0, std::floor((limit - double(used)) / double(workers))) : INF;
+        };
+        Limits limits = s.limits;
+        limits.node_limit = share(s.limits.node_limit, s.nodes_used);
+        limits.work_limit = share(s.limits.work_limit, s.work_used);
+        std::vector<std::vector<int64_t>> dealt(static_cast<size_t>(workers));
+        std::vector<int64_t> owners(size_t(problem_.features()), -1);
+        for (size_t j = 0; j < features.size(); ++j) {
+            dealt[j % size_t(workers)].push_back(features[j]);
+            owners[size_t(features[j])] = int64_t(j % size_t(workers));
+        }
+        FeatureClaims claims(owners);
+        std::vector<std::unique_ptr<Search>> subs;
+        for (int64_t k = 0; k < workers; ++k)
+            subs.push_back(std::make_unique<Search>(problem_, settings_, cache_, relaxed_cache_, control_, limits));
+        std::vector<Subtree> results(static_cast<size_t>(workers));
+        std::vector<std::exception_ptr> errors(static_cast<size_t>(workers));
+        auto work = [&](int64_t k) {
+            try {
+                results[k] = subs[k]->branch(view, depth, 1, upper_bound, best, best_nodes, true, &dealt[k],
+                                             RootShare{&shared, &claims, k}, first_pass);
+            } catch (...) {
+                errors[k] = std::current_exception();
+                control_.stop.store(true);  // the others stop too; the error is raised once all have ended
+            }
+        };
+        std::vector<std::thread> pool;
+        for (int64_t k = 1; k < workers; ++k) pool.emplace_back(work, k);
+        work(0);
+        for (auto &t : pool) t.join();
+        for (auto &e : errors)
+            if (e) std::rethrow_exception(e);
+        size_t winner = 0;
+        double bound = INF;
+        for (size_t k = 0; k < results.size(); ++k) {
+            Search &sub = *subs[k];
+            s.nodes_used += sub.nodes_used;
+            s.work_used += sub.work_used;
+            if (s.stopped_by == StopReason::NONE) s.stopped_by = sub.stopped_by;
+            s.exhausted = s.exhausted || sub.exhausted;
+            s.interrupted = s.interrupted || sub.interrupted;
+            if (results[k].cost < results[winner].cost) winner = k;
+            bound = std::min(bound, results[k].lower_bound);
+        }
+        return {results[winner].cost, std::min(results[winner].cost, bound), results[winner].nodes};
+    }
+
+    void split_bounds(const RowSet &view, int64_t depth, double limit, bool tighten) {
+        Search &s = *search_;
+        feature_bounds_.clear();
+        best_ = s.leaf_cost(view);
+        best_nodes_ = nullptr;
+        control_.trace.add(best_);
+        auto target = [&] { return tighten ? std::min(limit, best_) : limit; };
+        for (int64_t f = 0; f < problem_.features(); ++f) {
+            if (!settings_.at(1)[f]) continue;
+            std::unique_ptr<FeatureScan> scan = s.scan(view, f, depth, 1, target());
+            try {
+                while (auto step = scan->step(target)) {
+                    if (step->split && step->cost < best_ - EPS) {
+                        best_ = step->cost;
+                        best_nodes_ = step->split;
+                        control_.trace.add(best_);
+                    }
+                }
+            } catch (const BudgetExhausted &) {
+                scan->open_bound();  // records neighbour bounds of the candidates left open
+            }
+            feature_bounds_.push_back(
+                {f, scan->rank_threshold, scan->n_left, scan->bound_left, scan->bound_right, scan->exact});
+        }
+    }
+};
+
+}  // namespace optitree

@@ -1,0 +1,947 @@
+// The exact search above the depth-2 kernel: branch and bound over sample sets with a cache of
+// solved sets, and the threshold search of one feature at one node (ConTree's interval bisection).
+//
+// A Search runs on one thread and never touches Python. Several Searches of one problem (the
+// workers of root.hpp) share a Cache, a Control (stop flag, trace of the root's incumbent) and,
+// at the root, a SharedIncumbent and FeatureClaims.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+#include "pairs.hpp"
+
+namespace optitree {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// ------------------------------------------------------------------ results
+
+// A split with its children's trees (null: a leaf); immutable and shared between results.
+struct Node;
+using NodePtr = std::shared_ptr<const Node>;
+struct Node {
+    int64_t feature, threshold;  // rank threshold: rows with rank(feature) <= threshold go left
+    NodePtr left, right;
+};
+
+inline NodePtr make_node(int64_t feature, int64_t threshold, NodePtr left = nullptr, NodePtr right = nullptr) {
+    return std::make_shared<const Node>(Node{feature, threshold, std::move(left), std::move(right)});
+}
+
+// Outcome of one sub-problem: lower_bound <= optimum <= cost; exact when they meet.
+struct Subtree {
+    double cost = INF, lower_bound = 0.0;
+    NodePtr nodes;
+    bool exact() const { return lower_bound >= cost - EPS; }
+};
+
+// Two results of one sub-problem: the larger bound and the cheaper tree.
+inline Subtree merge(const Subtree &a, const Subtree &b) {
+    const Subtree &cheaper = a.cost <= b.cost ? a : b;
+    return {cheaper.cost, std::min(std::max(a.lower_bound, b.lower_bound), cheaper.cost), cheaper.nodes};
+}
+
+// A sample set owned: row f lists its rows sorted by rank(f) (a View of the kernels).
+struct RowSet {
+    Buffer<int32_t> srt;
+    RowSet() = default;
+    explicit RowSet(Buffer<int32_t> &&b) : srt(std::move(b)) {}
+    View view() const { return {srt.store.data(), srt.rows, srt.cols}; }
+    int64_t size() const { return srt.cols; }
+};
+
+// ------------------------------------------------------------------ the problem
+
+// The data a search reads, fixed for a data set (arrays owned by the caller).
+struct Problem {
+    Ranks rank;  // (p, n_total)
+    Targets d;
+    std::vector<int64_t> n_thresholds;  // per feature
+    std::vector<int64_t> col_feature, col_rank;  // the pair kernel's columns; empty: the sweep kernel
+    int64_t features() const { return rank.rows; }
+    int64_t n_total() const { return rank.cols; }
+    bool regression() const { return d.loss != MISCLASSIFICATION; }
+};
+
+// What a search solves and how: the problem's restrictions and the search's tuning.
+// A read-only table of flags (rows x cols), shared by the copies of the settings.
+struct FlagTable {
+    std::shared_ptr<bool[]> store;
+    int64_t rows = 0, cols = 0;
+    FlagTable() = default;
+    FlagTable(const bool *values, int64_t r, int64_t c) : store(new bool[size_t(r * c)]), rows(r), cols(c) {
+        std::copy(values, values + r * c, store.get());
+    }
+    const bool *row(int64_t r) const { return store.get() + r * cols; }
+};
+
+struct Settings {
+    FlagTable allowed;  // (2^depth - 1, p): row h - 1 for node h
+    double alpha = 0.0;
+    int64_t min_leaf = 1;
+    bool anytime = false;           // a first pass over every feature before any scan runs to its end
+    double relaxed_work = 0.25;     // work per candidate of a relaxed scan (Search::relaxed_bounds)
+    bool best_first = false;        // scans interleaved, the interval next to the cheapest tree first
+    bool binary_steps = false;      // depth 3 on one-threshold features: no scans
+    bool per_node = false;          // nodes differ in their allowed features
+    const Settings *relaxed = nullptr;  // the same without min_leaf (Search::relaxed_bounds); null when monotone
+    bool monotone() const { return min_leaf <= 1; }
+    const bool *at(int64_t node) const { return allowed.row(node - 1); }
+    Allowed children(int64_t node) const { return {allowed.row(2 * node - 1), 2, allowed.cols}; }
+};
+
+// ------------------------------------------------------------------ shared between threads
+
+// Solved sub-problems by (rows, depth, node): sharded maps under their own locks.
+class Cache {
+  public:
+    struct Key {
+        std::vector<int32_t> rows;
+        int64_t depth, node;
+        size_t hash;
+        bool operator==(const Key &o) const { return depth == o.depth && node == o.node && rows == o.rows; }
+    };
+    static Key key(const int32_t *rows, int64_t m, int64_t depth, int64_t node) {
+        uint64_t h = 1469598103934665603ull ^ (uint64_t(depth) * 31 + uint64_t(node));
+        for (int64_t t = 0; t < m; ++t) h = (h ^ uint32_t(rows[t])) * 1099511628211ull;
+        return {std::vector<int32_t>(rows, rows + m), depth, node, size_t(h)};
+    }
+    std::optional<Subtree> get(const Key &k) {
+        Shard &s = shard(k);
+        std::lock_guard<std::mutex> lock(s.mutex);
+        auto it = s.map.find(k);
+        if (it == s.map.end()) return std::nullopt;
+        return it->second;
+    }
+    // Store result, merged with what another thread may have stored meanwhile.
+    void put(Key &&k, const Subtree &result) {
+        Shard &s = shard(k);
+        std::lock_guard<std::mutex> lock(s.mutex);
+        auto it = s.map.find(k);
+        if (it == s.map.end()) s.map.emplace(std::move(k), result);
+        else it->second = merge(it->second, result);
+    }
+
+  private:
+    struct Hash {
+        size_t operator()(const Key &k) const { return k.hash; }
+    };
+    struct Shard {
+        std::mutex mutex;
+        std::unordered_map<Key, Subtree, Hash> map;
+    };
+    static constexpr size_t SHARDS = 64;
+    Shard shards_[SHARDS];
+    Shard &shard(const Key &k) { return shards_[(k.hash >> 7) % SHARDS]; }
+};
+
+// Improvements of the root's incumbent: (seconds since the run's start, cost), read by the caller.
+class Trace {
+  public:
+    explicit Trace(Clock::time_point start) : start_(start) {}
+    void add(double cost) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        points_.emplace_back(seconds_since(start_), cost);
+    }
+    void restart() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        start_ = Clock::now();
+        points_.clear();
+    }
+    std::vector<std::pair<double, double>> take() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return std::exchange(points_, {});
+    }
+
+  private:
+    Clock::time_point start_;
+    std::mutex mutex_;
+    std::vector<std::pair<double, double>> points_;
+};
+
+// What every search of one run shares: the stop asked by the caller, the work done (for progress
+// reports), the root's trace.
+struct Control {
+    std::atomic<bool> stop{false};
+    std::atomic<int64_t> nodes{0};
+    Trace trace{Clock::now()};
+};
+
+// The least cost found by any of the root's workers.
+class SharedIncumbent {
+  public:
+    explicit SharedIncumbent(double value) : value_(value) {}
+    double value() const { return value_.load(std::memory_order_relaxed); }
+    // Record cost if it is the least so far; whether it was.
+    bool offer(double cost) {
+        double current = value();
+        while (cost < current - EPS)
+            if (value_.compare_exchange_weak(current, cost)) return true;
+        return false;
+    }
+
+  private:
+    std::atomic<double> value_;
+};
+
+// Which worker searches each root feature; a worker whose features are done takes over the
+// unfinished feature of another worker with the least work spent on it (the work lost by starting
+// it again), from a worker that holds at least one more unfinished feature; a feature is taken
+// over at most once. The former worker sees it at its next step (holds) and leaves it.
+class FeatureClaims {
+  public:
+    explicit FeatureClaims(const std::vector<int64_t> &owners)
+        : owner_(owners.size()), work_(owners.size()), state_(owners.size()) {
+        for (size_t f = 0; f < owners.size(); ++f) {
+            owner_[f] = owners[f];
+            work_[f] = 0;
+            state_[f] = OPEN;
+        }
+    }
+    bool holds(int64_t feature, int64_t me) const { return owner_[feature].load() == me; }
+    void record(int64_t feature, int64_t work, bool finished) {
+        work_[feature] += work;
+        if (finished) state_[feature] = FINISHED;
+    }
+    // The feature taken over by worker me, or -1: none left.
+    int64_t take_over(int64_t me) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const size_t p = owner_.size();
+        std::map<int64_t, int64_t> open_per_worker;
+        for (size_t f = 0; f < p; ++f)
+            if (state_[f] != FINISHED && owner_[f] >= 0 && owner_[f] != me) ++open_per_worker[owner_[f]];
+        int64_t chosen = -1;
+        for (size_t f = 0; f < p; ++f) {
+            int64_t o = owner_[f];
+            if (state_[f] != OPEN || o < 0 || o == me || open_per_worker[o] < 2) continue;
+            if (chosen < 0 || work_[f] < work_[chosen]) chosen = int64_t(f);
+        }
+        if (chosen >= 0) {
+            owner_[chosen] = me;
+            state_[chosen] = TAKEN;
+        }
+        return chosen;
+    }
+
+  private:
+    enum : int { OPEN = 0, TAKEN = 1, FINISHED = 2 };
+    std::vector<std::atomic<int64_t>> owner_, work_;
+    std::vector<std::atomic<int>> state_;
+    std::mutex mutex_;
+};
+
+// A root worker's share of the root: the common incumbent and the claims on the root's features.
+struct RootShare {
+    SharedIncumbent *incumbent = nullptr;
+    FeatureClaims *claims = nullptr;
+    int64_t me = 0;
+};
+
+// ------------------------------------------------------------------ the search
+
+struct BudgetExhausted {};
+
+enum class StopReason : int { NONE = 0, CALLBACK, NODE_LIMIT, WORK_LIMIT, TIME_LIMIT };
+
+// Limits of one search; node and work limits are deterministic budgets.
+struct Limits {
+    double node_limit = INF, work_limit = INF;
+    Clock::time_point deadline = Clock::time_point::max();
+};
+
+class FeatureScan;
+
+// One step of a feature's search: a candidate solved, its proven bound and a tree rooted at it.
+struct Step {
+    double bound, cost;
+    NodePtr split;
+};
+
+class Search {
+  public:
+    Search(const Problem &problem, const Settings &settings, Cache &cache, Cache &relaxed_cache, Control &control,
+           Limits limits)
+        : P(problem), S(settings), cache_(cache), relaxed_cache_(relaxed_cache), control_(control), limits(limits),
+          base_deadline_(limits.deadline) {}
+
+    const Problem &P;
+    const Settings &S;
+    Limits limits;
+    int64_t nodes_used = 0, work_used = 0;
+    bool exhausted = false, interrupted = false;
+    StopReason stopped_by = StopReason::NONE;
+
+    void set_base_deadline(Clock::time_point deadline) { base_deadline_ = deadline; }
+
+    // Run f with the loss a compile-time constant.
+    template <class F>
+    auto with_loss(F &&f) const {
+        switch (P.d.loss) {
+            case MISCLASSIFICATION: return f(std::integral_constant<int, MISCLASSIFICATION>{});
+            case SQUARED: return f(std::integral_constant<int, SQUARED>{});
+            default: return f(std::integral_constant<int, ABSOLUTE>{});
+        }
+    }
+
+    // Whether OPT(A) <= OPT(B) for row sets A ⊆ B under sub-trees of depth (the monotone bound):
+    // always at depth 1 without a minimum leaf size, deeper when every node allows the same features.
+    bool monotone_at(int64_t depth) const { return S.monotone() && (depth <= 1 || !S.per_node); }
+
+    // Count one unit of work on rows rows; throw BudgetExhausted when the budget is spent. The check
+    // comes before the work, so the work done is a deterministic function of the limits.
+    void spend(int64_t rows) {
+        if (exhausted) throw BudgetExhausted{};
+        control_.nodes.fetch_add(1, std::memory_order_relaxed);
+        nodes_used += 1;
+        work_used += rows;
+        if (over_budget()) {
+            exhausted = true;
+            throw BudgetExhausted{};
+        }
+    }
+
+    bool over_budget() {
+        if (control_.stop.load(std::memory_order_relaxed)) interrupted = true;
+        StopReason reason;
+        if (interrupted) reason = StopReason::CALLBACK;
+        else if (double(nodes_used) > limits.node_limit) reason = StopReason::NODE_LIMIT;
+        else if (double(work_used) > limits.work_limit) reason = StopReason::WORK_LIMIT;
+        else if (Clock::now() > limits.deadline) reason = StopReason::TIME_LIMIT;
+        else return false;
+        if (stopped_by == StopReason::NONE) stopped_by = reason;
+        return true;
+    }
+
+    // The node budget lowered to cap more units and the deadline to seconds from now, for a scope;
+    // on its end the search's own limits hold again, and a stop they caused is undone.
+    class Capped {
+      public:
+        Capped(Search &s, std::optional<int64_t> cap, std::optional<double> seconds) : s_(s), saved_(s.limits) {
+            if (cap) s.limits.node_limit = std::min(s.limits.node_limit, double(s.nodes_used) + double(*cap));
+            if (seconds) {
+                auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                std::chrono::duration<double>(*seconds));
+                s.limits.deadline = std::min(s.limits.deadline, until);
+            }
+        }
+        ~Capped() {
+            s_.limits = saved_;
+            if (s_.exhausted && !s_.interrupted) {  // re-checked against the search's own limits
+                s_.exhausted = false;
+                s_.stopped_by = StopReason::NONE;
+                s_.exhausted = s_.over_budget();
+            }
+        }
+
+      private:
+        Search &s_;
+        Limits saved_;
+    };
+
+    double leaf_cost(const RowSet &v) const { return optitree::leaf_cost(v.srt.row(0), v.size(), P.d); }
+
+    // What is known of a sub-problem without solving it: a leaf, or the cached result when better.
+    Subtree known(const RowSet &v, int64_t depth, int64_t node) {
+        double leaf = leaf_cost(v);
+        if (depth == 0 || v.size() < 2 * S.min_leaf) return {leaf, leaf, nullptr};
+        auto hit = cache_.get(Cache::key(v.srt.row(0), v.size(), depth, S.per_node ? node : 0));
+        Subtree as_leaf{leaf, 0.0, nullptr};
+        return hit ? merge(*hit, as_leaf) : as_leaf;
+    }
+
+    // Best tree of depth <= depth for v, searching for cost < upper_bound. Never throws on a spent
+    // budget: it then returns the best tree and the bound proven so far, merged with the cached ones.
+    Subtree solve(const RowSet &v, int64_t depth, int64_t node, double upper_bound);
+
+    // Search the splits of v feature by feature from the incumbent (best, best_nodes); see root.hpp
+    // and the Python documentation of optitree.exact._search for the strategy.
+    Subtree branch(const RowSet &v, int64_t depth, int64_t node, double upper_bound, double best, NodePtr best_nodes,
+                   bool on_improve, const std::vector<int64_t> *features, RootShare share, bool first_pass);
+
+    // The allowed features at node, the best single split's cost first.
+    std::vector<int64_t> feature_order(const RowSet &v, int64_t node) const {
+        return with_loss([&](auto L) { return stump_order<decltype(L)::value>(v.view(), P.rank, P.d, S.at(node)); });
+    }
+
+    // The two children (left, right) of a candidate at node against limit: the larger one first,
+    // the smaller one against what its bound leaves plus slack, or only looked up when nothing is.
+    std::pair<Subtree, Subtree> solve_children(const RowSet &left, const RowSet &right, int64_t depth, int64_t node,
+                                               double limit, double slack) {
+        const bool left_first = left.size() >= right.size();
+        const RowSet &first = left_first ? left : right, &second = left_first ? right : left;
+        const int64_t first_node = 2 * node + (left_first ? 0 : 1), second_node = 2 * node + (left_first ? 1 : 0);
+        Subtree a = solve(first, depth, first_node, limit);
+        double remaining = limit - a.lower_bound;
+        Subtree b = (remaining + slack > EPS || std::abs(remaining) <= EPS)
+                        ? solve(second, depth, second_node, remaining + slack)
+                        : known(second, depth, second_node);
+        return left_first ? std::make_pair(a, b) : std::make_pair(b, a);
+    }
+
+    // Units the first pass of a depth-depth search at node needs (one more per feature for relaxed scans).
+    int64_t first_pass_work(int64_t depth, int64_t node) {
+        if (depth <= 2) return 1;
+        auto it = first_pass_work_.find({depth, node});
+        if (it != first_pass_work_.end()) return it->second;
+        int64_t p = 0;
+        for (int64_t f = 0; f < P.features(); ++f) p += S.at(node)[f] ? 1 : 0;
+        const int64_t cap = int64_t(1) << 60;
+        double work = double(p) * (2.0 + double(first_pass_work(depth - 1, 2 * node)) +
+                                   double(first_pass_work(depth - 1, 2 * node + 1)));
+        int64_t known = work >= double(cap) ? cap : int64_t(work);
+        first_pass_work_[{depth, node}] = known;
+        return known;
+    }
+
+    // The children bounds of feature's candidates at node from the search without min_leaf (a
+    // superset of this one's trees): (rank_threshold, left_bound, right_bound), or none.
+    struct Known {
+        std::vector<int64_t> rank_threshold;
+        std::vector<double> left, right;
+    };
+    std::optional<Known> relaxed_bounds(const RowSet &v, int64_t depth, int64_t node, int64_t feature, double cutoff);
+
+    std::unique_ptr<FeatureScan> scan(const RowSet &v, int64_t feature, int64_t depth, int64_t node, double cutoff);
+
+    Depth2Result depth2(const RowSet &v, int64_t node, double upper_bound) const {
+        if (!P.col_feature.empty())
+            return depth2_pairs(P.col_feature.data(), P.col_rank.data(), int64_t(P.col_feature.size()), v.view(),
+                                P.rank, P.d, S.at(node), S.children(node), S.alpha, S.min_leaf, upper_bound);
+        return with_loss([&](auto L) {
+            return optitree::depth2<decltype(L)::value>(v.view(), P.rank, P.d, S.at(node), S.children(node), S.alpha,
+                                                        S.min_leaf, upper_bound);
+        });
+    }
+
+    PairResult depth1_pair(View srt, const Layout &lay, const int32_t *key, int64_t key_cols, int64_t n_left,
+                           Scratch &buf, const TargetOrder &order, Allowed allowed, double upper) const {
+        return with_loss([&](auto L) {
+            return depth1_sides<decltype(L)::value>(srt, lay, key, key_cols, n_left, buf, P.d, order, allowed, S.alpha,
+                                                    S.min_leaf, upper, 0.0, 0.0);
+        });
+    }
+
+    // The views of the two sides of feature's split at rank_threshold (n_left rows left).
+    std::pair<RowSet, RowSet> partition(const RowSet &v, int64_t feature, int64_t rank_threshold,
+                                        int64_t n_left) const {
+        const int64_t p = v.srt.rows, m = v.size();
+        Buffer<int32_t> left(p, n_left), right(p, m - n_left);
+        optitree::partition(v.view(), P.rank.row(feature), rank_threshold, left.store.data(), right.store.data(),
+                            n_left);
+        return {RowSet(std::move(left)), RowSet(std::move(right))};
+    }
+
+  private:
+    Cache &cache_, &relaxed_cache_;
+    Control &control_;
+    Clock::time_point base_deadline_;
+    std::unique_ptr<Search> relaxed_;
+    std::map<std::pair<int64_t, int64_t>, int64_t> first_pass_work_;
+};
+
+// ------------------------------------------------------------------ one feature's threshold search
+
+// Bisection over the thresholds of one feature at one node (ConTree's interval search).
+//
+// Candidate j puts n_left[j] rows of total distance dist_left[j] (row_dist) on the left. Solved
+// candidates give lower bounds on their neighbours (Neighbours::point_bounds); an interval's ends
+// are dropped while their bound reaches the target, then its middle is solved: the larger child
+// first with the target as upper bound, then the smaller one with what remains plus the distance
+// to the interval's ends (so its bound can also prune the neighbours). bound_left/bound_right hold
+// valid children bounds for every candidate dropped or solved. Open intervals wait in a queue:
+// first in, first out, or (best_first) the one next to the cheapest tree found first.
+class FeatureScan {
+  public:
+    FeatureScan(Search &search, const RowSet &v, int64_t feature, int64_t depth, int64_t node,
+                const std::optional<Search::Known> &known)
+        : s(search), view(v), feature(feature), depth(depth), node(node), monotone(search.monotone_at(depth - 1)),
+          best_first(search.S.best_first) {
+        const Problem &P = s.P;
+        if (depth == 2) {  // the depth-1 sweeps' inputs, once per scan
+            order = target_order(v.srt.row(0), v.size(), P.d, P.n_total());
+            layout = make_layout(v.view(), P.rank, P.d);
+            key = positions(v.view(), feature, P.n_total());
+            buf = std::make_unique<Scratch>(v.size());
+        }
+        Candidates c = candidates(v.view(), P.rank, P.d, feature, s.S.min_leaf);
+        rank_threshold = std::move(c.rank_threshold);
+        n_left = std::move(c.n_left);
+        dist_left = std::move(c.dist_left);
+        const size_t T = rank_threshold.size();
+        solved_left.assign(T, 0.0);
+        solved_right.assign(T, 0.0);
+        bound_left.assign(T, 0.0);
+        bound_right.assign(T, 0.0);
+        if (known) {
+            for (size_t j = 0; j < T; ++j) {
+                auto at = std::lower_bound(known->rank_threshold.begin(), known->rank_threshold.end(),
+                                           rank_threshold[j]) - known->rank_threshold.begin();
+                bound_left[j] = known->left[at];
+                bound_right[j] = known->right[at];
+            }
+        }
+        exact.assign(T, false);
+        tree_cost.assign(T, INF);
+        if (T) push(0, int64_t(T) - 1, -1, int64_t(T));
+    }
+
+    Search &s;
+    const RowSet &view;
+    const int64_t feature, depth, node;
+    const bool monotone, best_first;
+    std::vector<int64_t> rank_threshold, n_left;
+    std::vector<double> dist_left, solved_left, solved_right, bound_left, bound_right, tree_cost;
+    std::vector<bool> exact;
+    double unresolved = INF;  // lowest children bound of a solved candidate that is not exact
+
+    // The next solved candidate against target() (the cutoff), or none when the queue is empty.
+    // Throws BudgetExhausted on a spent budget.
+    template <class Target>
+    std::optional<Step> step(Target &&target) {
+        const int64_t m = view.size();
+        while (!queue.empty()) {
+            auto [k, lo, hi, a, b, limit] = next_shrunk(target);
+            if (lo > hi) {
+                pop(k);
+                continue;
+            }
+            const int64_t mid = (lo + hi) / 2;
+            if (bound_left[mid] + bound_right[mid] >= limit - EPS) {  // a known bound drops it
+                pop(k);
+                solved_left[mid] = bound_left[mid];
+                solved_right[mid] = bound_right[mid];
+                split_interval(lo, mid, hi, a, b);
+                continue;
+            }
+            s.spend(m);
+            std::pair<Subtree, Subtree> sides;
+            if (depth == 2) {  // both depth-1 children in one sweep, no partition
+                PairResult r = s.depth1_pair(view.view(), layout, key.store.data(), key.cols, n_left[mid], *buf,
+                                             order, s.S.children(node), limit);
+                auto side = [&](int k) {
+                    return Subtree{r.cost[k], r.lower[k],
+                                   r.feature[k] < 0 ? nullptr : make_node(r.feature[k], r.threshold[k])};
+                };
+                sides = {side(0), side(1)};
+            } else {
+                auto [left, right] = s.partition(view, feature, rank_threshold[mid], n_left[mid]);
+                double slack = std::max(dist_left[mid] - dist_left[lo], dist_left[hi] - dist_left[mid]);
+                sides = s.solve_children(left, right, depth - 1, node, limit, slack);
+            }
+            pop(k);
+            // a child stopped by the budget may know less than the neighbours' bounds: keep the larger
+            auto [near_left, near_right] = neighbours().point_bounds(mid, a, b);
+            solved_left[mid] = bound_left[mid] = std::max({bound_left[mid], sides.first.lower_bound, near_left});
+            solved_right[mid] = bound_right[mid] = std::max({bound_right[mid], sides.second.lower_bound, near_right});
+            double cost = s.S.alpha + sides.first.cost + sides.second.cost;
+            tree_cost[mid] = std::min(tree_cost[mid], cost);
+            split_interval(lo, mid, hi, a, b);
+            NodePtr split = split_at(mid, sides);
+            if (sides.first.exact() && sides.second.exact()) {
+                exact[mid] = true;
+                return Step{cost, cost, split};
+            }
+            double bound = solved_left[mid] + solved_right[mid];
+            if (bound < limit - EPS) unresolved = std::min(unresolved, bound);
+            return Step{s.S.alpha + bound, cost, split};
+        }
+        return std::nullopt;
+    }
+
+    // Solve the first middle candidate's children, each with the work of its first pass (anytime
+    // first pass), and queue the middle again first, for a full solve; then the same for the best
+    // single split (probe_stump). The trees found.
+    template <class Target>
+    std::vector<Step> probe(Target &&target) {
+        if (queue.empty() || s.exhausted) return {};
+        auto [k, lo, hi, a, b, limit] = next_shrunk(target);
+        if (lo > hi) return {};
+        const int64_t mid = (lo + hi) / 2;
+        if (bound_left[mid] + bound_right[mid] >= limit - EPS) return {};
+        auto sides = capped_children(mid, limit);
+        if (!sides) return {};
+        auto [near_left, near_right] = neighbours().point_bounds(mid, a, b);
+        solved_left[mid] = bound_left[mid] = std::max({bound_left[mid], sides->first.lower_bound, near_left});
+        solved_right[mid] = bound_right[mid] = std::max({bound_right[mid], sides->second.lower_bound, near_right});
+        pop(k);
+        double cost = s.S.alpha + sides->first.cost + sides->second.cost;
+        tree_cost[mid] = std::min(tree_cost[mid], cost);
+        split_interval(lo, mid, hi, a, b);
+        queue.push_back({-INF, pushed++, mid, mid, a, b});  // first, before any other
+        std::vector<Step> found{{s.S.alpha + solved_left[mid] + solved_right[mid], cost, split_at(mid, *sides)}};
+        if (auto stump = probe_stump(target)) found.push_back(*stump);
+        return found;
+    }
+
+    // The priority of the next interval; inf when none is left.
+    double priority() const { return queue.empty() ? INF : priority_of(queue[next()]); }
+
+    // Lowest children bound over candidates not yet resolved (after a stop); records neighbour bounds.
+    double open_bound() {
+        double lowest = unresolved;
+        Neighbours nb = neighbours();
+        for (const Entry &e : queue)
+            lowest = std::min(lowest, nb.fill_bounds(e.lo, e.hi, e.a, e.b, bound_left.data(), bound_right.data()));
+        return lowest;
+    }
+
+  private:
+    struct Entry {
+        double first;  // -inf: a probed middle, before any other; else 0
+        int64_t seq, lo, hi, a, b;
+    };
+    std::vector<Entry> queue;
+    int64_t pushed = 0;
+    TargetOrder order;
+    Layout layout;
+    Buffer<int32_t> key;
+    std::unique_ptr<Scratch> buf;
+
+    Neighbours neighbours() const {
+        return {dist_left.data(), solved_left.data(), solved_right.data(), int64_t(dist_left.size()), monotone};
+    }
+
+    struct Shrunk {
+        size_t k;
+        int64_t lo, hi, a, b;
+        double limit;
+    };
+    // The next queued interval shrunk by the known bounds (updated in the queue unless emptied).
+    template <class Target>
+    Shrunk next_shrunk(Target &&target) {
+        size_t k = next();
+        Entry &e = queue[k];
+        double limit = target() - s.S.alpha;
+        auto [lo, hi] = neighbours().shrink(e.lo, e.hi, e.a, e.b, limit, bound_left.data(), bound_right.data());
+        if (lo <= hi) {
+            e.lo = lo;
+            e.hi = hi;
+        }
+        return {k, lo, hi, e.a, e.b, limit};
+    }
+
+    void pop(size_t k) { queue.erase(queue.begin() + int64_t(k)); }
+
+    // Index of the interval to take next: the least (priority, sequence), priorities as of now.
+    size_t next() const {
+        size_t best = 0;
+        for (size_t j = 1; j < queue.size(); ++j) {
+            double pj = priority_of(queue[j]), pb = priority_of(queue[best]);
+            if (pj < pb || (pj == pb && queue[j].seq < queue[best].seq)) best = j;
+        }
+        return best;
+    }
+
+    // Without best_first: first in, first out (a probed middle first). With it, the least cost of
+    // the trees at the interval's ends (-inf with neither solved: each feature's first middle
+    // comes before any neighbourhood).
+    double priority_of(const Entry &e) const {
+        if (e.first == -INF || !best_first) return e.first;
+        const int64_t T = int64_t(tree_cost.size());
+        if (e.a < 0 && e.b >= T) return -INF;
+        return std::min(e.a >= 0 ? tree_cost[e.a] : INF, e.b < T ? tree_cost[e.b] : INF);
+    }
+
+    void push(int64_t lo, int64_t hi, int64_t a, int64_t b) { queue.push_back({0.0, pushed++, lo, hi, a, b}); }
+
+    // Queue the two sides of [lo, hi] (ends a, b) around its solved mid.
+    void split_interval(int64_t lo, int64_t mid, int64_t hi, int64_t a, int64_t b) {
+        if (mid < hi) push(mid + 1, hi, mid, b);
+        if (lo < mid) push(lo, mid - 1, a, mid);
+    }
+
+    NodePtr split_at(int64_t j, const std::pair<Subtree, Subtree> &sides) const {
+        return make_node(feature, rank_threshold[j], sides.first.nodes, sides.second.nodes);
+    }
+
+    // Both children of candidate j, each solved with the work of its first pass; none on a spent budget.
+    std::optional<std::pair<Subtree, Subtree>> capped_children(int64_t j, double limit) {
+        try {
+            s.spend(view.size());
+        } catch (const BudgetExhausted &) {
+            return std::nullopt;
+        }
+        auto views = s.partition(view, feature, rank_threshold[j], n_left[j]);
+        Subtree sides[2];
+        for (int side = 0; side < 2; ++side) {
+            const int64_t child = 2 * node + side;
+            Search::Capped capped(s, s.first_pass_work(depth - 1, child), std::nullopt);
+            sides[side] = s.solve(side == 0 ? views.first : views.second, depth - 1, child, limit);
+        }
+        return std::make_pair(sides[0], sides[1]);
+    }
+
+    // Probe the feature's best single split too (classification): its children capped as the
+    // middle's. Its tree may be the incumbent; its children's bounds are recorded as known bounds.
+    template <class Target>
+    std::optional<Step> probe_stump(Target &&target) {
+        const Problem &P = s.P;
+        const int64_t T = int64_t(rank_threshold.size()), K = P.d.width;
+        if (P.regression() || T < 3) return std::nullopt;
+        const int32_t *rows = view.srt.row(feature);
+        const int64_t m = view.size();
+        // cumulative class weights along the feature's order, read at every candidate
+        std::vector<double> cum(size_t(K), 0.0);
+        std::vector<double> at_candidate(size_t(T * K));
+        int64_t next_candidate = 0;
+        for (int64_t t = 0; t < m; ++t) {
+            cum[P.d.y[rows[t]]] += P.d.w[rows[t]];
+            while (next_candidate < T && n_left[next_candidate] - 1 == t) {
+                std::copy(cum.begin(), cum.end(), at_candidate.begin() + next_candidate * K);
+                ++next_candidate;
+            }
+        }
+        int64_t j = 0;
+        double best_score = -INF;
+        for (int64_t c = 0; c < T; ++c) {
+            double left_top = -INF, right_top = -INF;
+            for (int64_t k = 0; k < K; ++k) {
+                double l = at_candidate[c * K + k];
+                left_top = std::max(left_top, l);
+                right_top = std::max(right_top, cum[k] - l);
+            }
+            double score = left_top + right_top;  // fewest misclassified as a stump
+            if (score > best_score) {
+                best_score = score;
+                j = c;
+            }
+        }
+        double limit = target() - s.S.alpha;
+        if (exact[j] || bound_left[j] + bound_right[j] >= limit - EPS) return std::nullopt;
+        auto sides = capped_children(j, limit);
+        if (!sides) return std::nullopt;
+        bound_left[j] = std::max(bound_left[j], sides->first.lower_bound);
+        bound_right[j] = std::max(bound_right[j], sides->second.lower_bound);
+        double cost = s.S.alpha + sides->first.cost + sides->second.cost;
+        return Step{s.S.alpha + bound_left[j] + bound_right[j], cost, split_at(j, *sides)};
+    }
+};
+
+// ------------------------------------------------------------------ Search, defined
+
+inline Subtree Search::solve(const RowSet &v, int64_t depth, int64_t node, double upper_bound) {
+    const int64_t m = v.size();
+    if (depth == 0 || m < 2 * S.min_leaf) {
+        double cost = leaf_cost(v);
+        return {cost, cost, nullptr};
+    }
+    Cache::Key key = Cache::key(v.srt.row(0), m, depth, S.per_node ? node : 0);
+    std::optional<Subtree> hit = cache_.get(key);
+    if (hit && (hit->exact() || hit->lower_bound >= upper_bound - EPS)) return *hit;
+    Subtree result;
+    try {
+        if (depth == 1) {
+            spend(m);
+            TargetOrder order = target_order(v.srt.row(0), m, P.d, P.n_total());
+            Layout lay = make_layout(v.view(), P.rank, P.d);
+            Scratch buf(0);
+            const bool *mask = S.at(node);
+            std::unique_ptr<bool[]> both(new bool[size_t(2 * P.features())]);
+            std::copy(mask, mask + P.features(), both.get());
+            std::copy(mask, mask + P.features(), both.get() + P.features());
+            PairResult r = depth1_pair(v.view(), lay, v.srt.row(0), m, m, buf, order, {both.get(), 2, P.features()},
+                                       upper_bound);
+            result = {r.cost[0], r.lower[0], r.feature[0] < 0 ? nullptr : make_node(r.feature[0], r.threshold[0])};
+        } else if (depth == 2) {
+            spend(m);
+            Depth2Result r = depth2(v, node, upper_bound);
+            NodePtr nodes;
+            if (r.nodes[0] >= 0) {
+                NodePtr left = r.nodes[2] < 0 ? nullptr : make_node(r.nodes[2], r.nodes[3]);
+                NodePtr right = r.nodes[4] < 0 ? nullptr : make_node(r.nodes[4], r.nodes[5]);
+                nodes = make_node(r.nodes[0], r.nodes[1], left, right);
+            }
+            result = {r.cost, r.lower_bound, nodes};
+        } else {
+            double best = leaf_cost(v);
+            NodePtr best_nodes;
+            if (hit && hit->cost < best - EPS) {  // a tree found by an earlier, stopped visit
+                best = hit->cost;
+                best_nodes = hit->nodes;
+            }
+            result = branch(v, depth, node, upper_bound, best, best_nodes, false, nullptr, {},
+                            S.anytime || depth == 3);
+        }
+    } catch (const BudgetExhausted &) {
+        result = {leaf_cost(v), 0.0, nullptr};
+    }
+    if (hit) result = merge(*hit, result);  // never a worse tree nor a lower bound than an earlier visit's
+    if (result.exact() || !hit || result.lower_bound > hit->lower_bound || result.cost < hit->cost - EPS)
+        cache_.put(std::move(key), result);
+    return result;
+}
+
+inline std::optional<Search::Known> Search::relaxed_bounds(const RowSet &v, int64_t depth, int64_t node,
+                                                           int64_t feature, double cutoff) {
+    if (S.monotone() || depth < 3 || !std::isfinite(cutoff)) return std::nullopt;
+    if (!relaxed_) {
+        Limits own;
+        own.deadline = base_deadline_;
+        relaxed_ = std::make_unique<Search>(P, *S.relaxed, relaxed_cache_, relaxed_cache_, control_, own);
+    }
+    Search &relaxed = *relaxed_;
+    FeatureScan scan(relaxed, v, feature, depth, node, std::nullopt);
+    // one budget for both, and at most relaxed_work units per candidate for this scan
+    relaxed.nodes_used = nodes_used;
+    relaxed.work_used = work_used;
+    relaxed.exhausted = exhausted;
+    relaxed.limits.work_limit = limits.work_limit;
+    relaxed.stopped_by = StopReason::NONE;
+    double per_candidate = std::max<double>(1.0, std::floor(S.relaxed_work * double(scan.n_left.size())));
+    relaxed.limits.node_limit = std::min(limits.node_limit, double(nodes_used) + per_candidate);
+    try {
+        while (scan.step([cutoff] { return cutoff; })) {
+        }
+    } catch (const BudgetExhausted &) {
+        scan.open_bound();  // neighbour bounds for the candidates left open
+    }
+    nodes_used = relaxed.nodes_used;
+    work_used = relaxed.work_used;
+    interrupted = interrupted || relaxed.interrupted;
+    // the relaxed scan may have stopped on its own limit only; the spent work counts (at most one unit over)
+    exhausted = exhausted || over_budget();
+    return Known{scan.rank_threshold, scan.bound_left, scan.bound_right};
+}
+
+inline std::unique_ptr<FeatureScan> Search::scan(const RowSet &v, int64_t feature, int64_t depth, int64_t node,
+                                                 double cutoff) {
+    auto known = relaxed_bounds(v, depth, node, feature, cutoff);
+    return std::make_unique<FeatureScan>(*this, v, feature, depth, node, known);
+}
+
+inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, double upper_bound, double best,
+                              NodePtr best_nodes, bool on_improve, const std::vector<int64_t> *features_given,
+                              RootShare share, bool first_pass) {
+    SharedIncumbent *shared = share.incumbent;
+    FeatureClaims *claims = share.claims;
+    auto cutoff = [&] { return std::min({best, upper_bound, shared ? shared->value() : INF}); };
+    const double alpha = S.alpha;
+    const bool binary = S.binary_steps && depth == 3;
+    if (cutoff() <= alpha + EPS && (S.monotone() || !S.best_first || binary)) return {best, cutoff(), best_nodes};
+    std::vector<int64_t> ordered;
+    if (!features_given) ordered = feature_order(v, node);
+    const std::vector<int64_t> &features = features_given ? *features_given : ordered;
+    std::vector<std::unique_ptr<FeatureScan>> started;  // the features in order, then those taken over
+    double unresolved = INF;  // lowest children bound (without alpha) of a non-exact candidate of the binary steps
+
+    auto held = [&](int64_t f) { return !claims || claims->holds(f, share.me); };
+    auto take = [&](const Step &step) {
+        if (step.split && step.cost < best - EPS) {
+            best = step.cost;
+            best_nodes = step.split;
+            if ((!shared || shared->offer(best)) && on_improve) control_.trace.add(best);
+        }
+    };
+    auto start = [&](int64_t f) { started.push_back(scan(v, f, depth, node, cutoff())); };
+    // The next step of started[k] while its feature is held, its work published to the claims.
+    auto step_of = [&](size_t k) -> std::optional<Step> {
+        FeatureScan &sc = *started[k];
+        if (!held(sc.feature)) return std::nullopt;
+        int64_t used = work_used;
+        std::optional<Step> step = sc.step(cutoff);
+        if (claims) claims->record(sc.feature, work_used - used, !step);
+        return step;
+    };
+    // The next feature not started, or one taken over from another worker; false: none.
+    auto start_next = [&] {
+        if (started.size() < features.size()) {
+            start(features[started.size()]);
+            return true;
+        }
+        int64_t taken = claims ? claims->take_over(share.me) : -1;
+        if (taken >= 0) start(taken);
+        return taken >= 0;
+    };
+
+    try {
+        if (binary) {  // one candidate per feature: each solved directly, no scans
+            const int64_t m = v.size();
+            const int32_t *rows = v.srt.row(0);
+            for (int64_t f : features) {
+                double limit = cutoff() - alpha;
+                if (limit <= EPS) break;  // no split can beat the cutoff
+                const int32_t *rank_f = P.rank.row(f);
+                int64_t left_rows = 0;
+                for (int64_t t = 0; t < m; ++t) left_rows += rank_f[rows[t]] == 0 ? 1 : 0;
+                if (left_rows < S.min_leaf || m - left_rows < S.min_leaf) continue;
+                spend(m);
+                auto [left, right] = partition(v, f, 0, left_rows);
+                auto sides = solve_children(left, right, 2, node, limit, 0.0);
+                double cost = alpha + sides.first.cost + sides.second.cost;
+                bool both_exact = sides.first.exact() && sides.second.exact();
+                double bound = both_exact ? cost : alpha + sides.first.lower_bound + sides.second.lower_bound;
+                take({bound, cost, make_node(f, 0, sides.first.nodes, sides.second.nodes)});
+                if (bound < cost - EPS) unresolved = std::min(unresolved, bound - alpha);
+            }
+        } else {
+            if (first_pass) {
+                for (int64_t f : features) {
+                    if (cutoff() <= alpha + EPS) break;
+                    start(f);
+                    if (depth >= 4) {  // children are searches themselves: a capped probe, the full solve later
+                        for (const Step &step : started.back()->probe(cutoff)) take(step);
+                    } else if (auto step = started.back()->step(cutoff)) {
+                        take(*step);
+                    }
+                }
+            }
+            if (S.best_first) {  // across features: the interval next to the cheapest tree found first
+                for (size_t j = started.size(); j < features.size(); ++j) start(features[j]);
+                std::vector<size_t> active;
+                for (size_t j = 0; j < started.size(); ++j) active.push_back(j);
+                while (cutoff() > alpha + EPS) {
+                    if (claims) {  // a feature taken over by another worker is its own
+                        std::vector<size_t> kept;
+                        for (size_t j : active)
+                            if (held(started[j]->feature)) kept.push_back(j);
+                        active.swap(kept);
+                    }
+                    if (active.empty()) {
+                        if (!start_next()) break;
+                        active.push_back(started.size() - 1);
+                    }
+                    size_t k = active[0];
+                    double k_priority = started[k]->priority();
+                    for (size_t j : active) {
+                        double pj = started[j]->priority();
+                        if (pj < k_priority || (pj == k_priority && j < k)) {
+                            k = j;
+                            k_priority = pj;
+                        }
+                    }
+                    if (auto step = step_of(k)) take(*step);
+                    else active.erase(std::find(active.begin(), active.end(), k));
+                }
+            }
+            size_t k = 0;
+            while (cutoff() > alpha + EPS) {  // else no split can beat the cutoff: open scans do not matter
+                if (k == started.size() && !start_next()) break;
+                while (auto step = step_of(k)) take(*step);
+                ++k;
+            }
+        }
+    } catch (const BudgetExhausted &) {
+        double open = INF;
+        for (auto &sc : started)
+            if (held(sc->feature)) open = std::min(open, sc->open_bound());
+        for (size_t j = started.size(); j < features.size(); ++j)
+            if (held(features[j])) open = std::min(open, 0.0);
+        return {best, std::min(cutoff(), alpha + open), best_nodes};
+    }
+    double open = started.empty() ? unresolved : INF;
+    for (auto &sc : started)
+        if (held(sc->feature)) open = std::min(open, sc->unresolved);
+    return {best, std::min(cutoff(), alpha + open), best_nodes};
+}
+
+}  // namespace optitree
