@@ -271,7 +271,7 @@ class Search {
   public:
     Search(const Problem &problem, const Settings &settings, Cache &cache, Cache &relaxed_cache, Control &control,
            Limits limits)
-        : P(problem), S(settings), cache_(cache), relaxed_cache_(relaxed_cache), control_(control), limits(limits),
+        : P(problem), S(settings), limits(limits), cache_(cache), relaxed_cache_(relaxed_cache), control_(control),
           base_deadline_(limits.deadline) {}
 
     const Problem &P;

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from optitree.exact import _core, prepare
+from optitree.exact._search import Search
 
 
 @pytest.mark.parametrize("loss", ["misclassification", "squared", "absolute"])
@@ -14,8 +15,9 @@ def test_leaf_cost_equals_numpy(loss):
         w = rng.choice([0.5, 1.0, 2.0, 3.0], n)
         y = rng.integers(0, 3, n) if loss == "misclassification" else np.round(rng.normal(size=n), 2)
         data = prepare(rng.normal(size=(n, 2)), y, w, loss=loss)
-        rows = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)).astype(np.int32)
-        got = _core.leaf_cost(rows, *data.kernel_args()) * data.scale
+        rows = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False))
+        search = Search(data, np.ones((1, 2), bool), 0.0, 1, np.inf, None)
+        got = search.leaf_cost(data.subset_view(rows)) * data.scale
         ww, t = w[data.kept][rows], data.targets(rows)
         if loss == "misclassification":
             expected = ww.sum() - np.bincount(t, weights=ww).max()
@@ -28,23 +30,26 @@ def test_leaf_cost_equals_numpy(loss):
         assert got == pytest.approx(expected, rel=1e-12, abs=1e-12)
 
 
-def test_arrays_updated_in_place_are_never_converted():
-    """shrink writes its bounds into out_left/out_right: a float32 array would be a silently lost update."""
-    known = np.zeros(3)
+def test_the_problems_arrays_are_never_converted():
+    """The search reads the problem's arrays while it runs: a converted copy would not outlive the call."""
+    data = prepare(np.arange(6.0)[:, None], [0, 0, 1, 1, 0, 1])
+    y, w, stats, loss, width = data.kernel_args()
     with pytest.raises(TypeError):
-        _core.shrink(0, 2, -1, 3, known, known, known, True, 1.0, np.zeros(3, np.float32), np.zeros(3))
-    out_left, out_right = np.zeros(3), np.zeros(3)
-    lo, hi = _core.shrink(0, 2, -1, 3, np.arange(3.0), np.zeros(3), np.zeros(3), True, 0.0, out_left, out_right)
-    assert (lo, hi) == (3, 2)  # a limit of 0: every candidate's bound reaches it
+        _core.Problem(data.rank, y, w.astype(np.float32), stats, loss, width, [5], [], [])
+    with pytest.raises(TypeError):
+        _core.Problem(np.asfortranarray(np.vstack([data.rank, data.rank])), y, w, stats, loss, width, [5, 5], [], [])
+    _core.Problem(data.rank, y, w, stats, loss, width, [5], [], [])
 
 
 def test_bad_arguments_are_value_errors():
     data = prepare(np.arange(6.0)[:, None], [0, 0, 1, 1, 0, 1])
     y, w, stats, _, width = data.kernel_args()
     with pytest.raises(ValueError, match="loss code"):
-        _core.leaf_cost(data.view[0], y, w, stats, 7, width)
+        _core.Problem(data.rank, y, w, stats, 7, width, [5], [], [])
+    with pytest.raises(ValueError, match="shapes"):
+        _core.Problem(data.rank, y, w, stats, 0, width, [5, 5], [], [])
     with pytest.raises(ValueError, match="n_left"):
         _core.partition(data.view, data.rank[0], 2, 7)
-    with pytest.raises(ValueError, match="misclassification"):
-        _core.depth2_pairs(np.zeros(1, np.int64), np.zeros(1, np.int64), data.view, data.rank, y, w, stats, 1, 3,
-                           np.ones(1, bool), np.ones((2, 1), bool), 0.0, 1, np.inf)
+    search = Search(data, np.ones((1, 1), bool), 0.0, 1, np.inf, None)
+    with pytest.raises(ValueError, match="outside the problem"):
+        search.leaf_cost(data.view + 6)

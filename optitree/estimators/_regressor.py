@@ -90,7 +90,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         Relative gap at which the solver stops.
     threads : int, default=1
         Solver threads: HiGHS's, and the exact engine's root search at depth >= 3 (same optimum;
-        forked processes on Linux).
+        native threads of this process).
     random_state : int, RandomState or None, default=0
         Seeds the solver and the CART start.
     init : "cart", None, greedy.Tree or fitted tree estimator, default="cart"
@@ -126,8 +126,8 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         ``result_.split_space`` records the space a proof holds over (:mod:`optitree.split_space`).
     work_limit : int or None, default=None
         A deterministic budget for the exact engine (its work units: kernel calls weighted by
-        rows, :func:`optitree.exact.solve`): with ``threads=1`` the same data and ``work_limit``
-        give the same tree and bound on any machine and load. A fit the engine cannot finish
+        rows, :func:`optitree.exact.solve`; the engine then searches on one thread): the same data
+        and ``work_limit`` give the same tree and bound on any machine and load. A fit the engine cannot finish
         within it ends with the engine's best tree and bound (status ``"work_limit"``; a MIP has
         no deterministic budget, so none is solved). ``time_limit`` still applies.
     constraints : callable or None, default=None

@@ -140,9 +140,9 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         Deterministic work budget (evaluated candidates and kernel calls).
     work_limit : int, optional
         Deterministic work budget in rows: each kernel call and each evaluated candidate
-        counts the rows of its sample set (about the passes over the data it makes). With
-        ``threads=1`` two runs with the same inputs and ``work_limit`` (and no ``time_limit``
-        that stops first) return the same tree, objective and bound. ``stopped_by`` says
+        counts the rows of its sample set (about the passes over the data it makes). Two runs
+        with the same inputs and ``work_limit`` (and no ``time_limit`` that stops first) return
+        the same tree, objective and bound, whatever ``threads`` (a limited search runs on one). ``stopped_by`` says
         which limit ended a stopped search.
 
     A stopped search (a limit or the callback) returns its best tree and the least bound over

@@ -28,10 +28,9 @@ regression). Every bound of the search rests on two facts that hold for all thre
   ``w_i max(t_i - lo, hi - t_i)^q`` for regression targets in ``[lo, hi]``, ``q = 2`` squared,
   ``1`` absolute).
 
-Every kernel releases the GIL. ``layout``, ``scratch`` and ``target_order`` return opaque
-objects that only :func:`depth1_pair` reads.
+The kernels run inside the compiled search (``cpp/search.hpp``); Python calls only the loss codes,
+the split candidates and the partition (the anytime bounds of :mod:`optitree.exact._anytime`).
+Every binding releases the GIL.
 """
 
-from ._core import (ABSOLUTE, EPS, MISCLASSIFICATION, SQUARED, candidates, depth1_pair,  # noqa: F401 (K.*)
-                    depth2, depth2_pairs, fill_bounds, layout, leaf_cost, partition, point_bounds, positions,
-                    scratch, shrink, stump_order, target_order)
+from ._core import ABSOLUTE, EPS, MISCLASSIFICATION, SQUARED, candidates, partition  # noqa: F401 (K.*)
