@@ -37,7 +37,7 @@ inline double misclassified(const double *counts, int64_t width) {
 // Weighted squared error about the mean of a set with sums Σw, Σwt, Σwt².
 inline double squared_cost(double wsum, double s1, double s2) {
     if (wsum <= 0.0) return 0.0;
-    double c = s2 - s1 * s1 / wsum;
+    double c = s2 - s1 * (s1 / wsum);  // s1 / wsum is the mean, |t| <= 1: no overflow for weights up to 2**1000
     return c > 0.0 ? c : 0.0;
 }
 

@@ -59,7 +59,46 @@ def test_one_negligible_weight_among_ones_gives_no_false_proof(path, tiny):
     assert errors <= truth + 1e-300 * 8 + 1e-12
     if clf.result_.proven_optimal:
         assert errors == pytest.approx(truth, abs=1e-12)
-    assert "taken as 0" in clf.result_.message
+    assert "raised to" in clf.result_.message
+
+
+@pytest.mark.parametrize("path", list(OPTIMAL_PATHS))
+def test_a_row_of_negligible_weight_still_counts_for_the_leaf_size(path):
+    """Issue 35's case: weight 1e-309 among weights 1-5, min_samples_leaf=3, depth 3: that row makes leaves
+    large enough, so the optimum (brute force) is 1.0 weighted error; without it counted, 3.0."""
+    from test_exact_bruteforce import brute_force
+
+    rng = np.random.RandomState(2)
+    X, y = rng.randint(0, 4, (13, 2)).astype(float), rng.randint(0, 2, 13)
+    w = np.array([1e-309, 5, 4, 5, 4, 5, 5, 2, 4, 4, 2, 4, 1.0])
+    opts = dict(max_depth=3, alpha=0.0, min_samples_leaf=3, allowed_features=None)
+    truth, without = brute_force(X, y, w, **opts), brute_force(X, y, np.where(w < 1, 0.0, w), **opts)
+    assert (truth, without) == (1.0, 3.0)
+    clf = fit_quietly(OptimalTreeClassifier(max_depth=3, min_samples_leaf=3, time_limit=60, **OPTIMAL_PATHS[path]),
+                      X, y, w)
+    assert clf.result_.proven_optimal
+    assert float(w[clf.predict(X) != y].sum()) == pytest.approx(truth, abs=1e-9)
+    assert (np.bincount(clf.apply(X)) >= 3)[np.unique(clf.apply(X))].all()
+
+
+@pytest.mark.parametrize("heavy, light", [(1e300, 1.0), (1e160, 1.0), (1.0, 1e-200)])
+def test_extreme_regression_weights_prove_the_optimal_stump(heavy, light):
+    """Issue 35's case: weights spanning 1e160 and more once proved stumps 2.6 times worse than the optimum
+    (the squared error's (Σwt)² overflowed); the optimum is brute-forced over every stump here."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(-3, 4, (8, 2)).astype(float)
+    y = np.array([0.5, -1.25, 3.0, 2.0, -0.5, 1.0, 4.5, 0.0])
+    w = np.where(np.arange(8) % 3 == 0, heavy, light)
+
+    def sse(rows):
+        return (w[rows] * (y[rows] - np.average(y[rows], weights=w[rows])) ** 2).sum()
+
+    everything = np.ones(8, bool)
+    truth = min([sse(everything)] + [sse(X[:, f] <= t) + sse(X[:, f] > t)
+                                     for f in range(2) for t in np.unique(X[:, f])[:-1]])
+    reg = fit_quietly(OptimalTreeRegressor(max_depth=1, time_limit=30), X, y, w)
+    assert reg.result_.proven_optimal
+    assert (w * (y - reg.predict(X)) ** 2).sum() == pytest.approx(truth, rel=1e-9)
 
 
 def test_weights_spanning_1e600_fit_right():

@@ -180,3 +180,14 @@ def test_import_graph_sees_lazy_and_relative_imports():
 def test_no_module_above_650_lines(package):
     sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in (ROOT / package).rglob("*.py")}
     assert {path: n for path, n in sizes.items() if n > 650} == {}
+
+
+def test_a_folder_named_optitree_in_the_working_directory_does_not_shadow_the_package(tmp_path):
+    """A clone's folder (named ``optitree``, no ``__init__.py`` at its top) in the working directory: the
+    installed package is imported all the same, by ``python -c`` and by ``python -m experiments``."""
+    clone = tmp_path / "optitree"
+    clone.mkdir()
+    (clone / "README.md").write_text("a clone of the repository\n")
+    for command in (["-c", "from optitree import OptimalTreeClassifier"], ["-m", "experiments", "--help"]):
+        done = subprocess.run([sys.executable, *command], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr

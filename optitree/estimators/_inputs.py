@@ -52,7 +52,7 @@ def encode_categories(X, categories=None):
     return encode_category_columns(X, categories), categories
 
 
-#: Weights below the largest one times this are taken as 0 (:func:`normalise_weights`).
+#: Weights below the largest one times this are raised to it (:func:`normalise_weights`).
 NEGLIGIBLE_WEIGHT = 2.0 ** -1000
 #: The largest weight must lie within these (refused otherwise: the model's scalings would overflow).
 WEIGHT_RANGE = (2.0 ** -1000, 2.0 ** 1000)
@@ -61,24 +61,32 @@ WEIGHT_RANGE = (2.0 ** -1000, 2.0 ** 1000)
 def normalise_weights(sample_weight):
     """Validated non-negative weights made safe for the model and the engine; (weights, notes).
 
-    A weight below ``NEGLIGIBLE_WEIGHT`` times the largest cannot change any comparison of
-    objectives in float64 (it is below the resolution of any objective the large weights
-    reach, and 2**-1000 of them), yet the engine's and the formulation's weight units (powers
-    of two near the smallest and the largest weight) would overflow when the ratio exceeds
-    about 1.8e308 and certify wrong trees: such weights are set to 0 (the rows leave the model)
-    with a note. A largest weight outside ``WEIGHT_RANGE`` is refused: the fix is to rescale
-    all weights by one constant, which changes no optimal tree.
+    The engine's and the formulation's weight units (powers of two near the smallest and the
+    largest weight) overflow when the ratio of the two exceeds about 1.8e308, and would certify
+    wrong trees. A positive weight below ``NEGLIGIBLE_WEIGHT`` times the largest is therefore
+    raised to that floor, with a note: its row still counts for ``min_samples_leaf``, and a
+    weight that small changes no comparison of objectives in float64 (it is below the
+    resolution of any objective the large weights reach). A largest weight outside
+    ``WEIGHT_RANGE``, or one whose floor is not a normal float64, is refused: the fix is to
+    rescale all weights by one constant, which changes no optimal tree.
     """
     top = float(sample_weight.max(initial=0.0))
+    floor = top * NEGLIGIBLE_WEIGHT
     if top > 0 and not WEIGHT_RANGE[0] <= top <= WEIGHT_RANGE[1]:
         raise ValueError(
             f"sample_weight: the largest weight is {top:.3g}, outside [2**-1000, 2**1000] ({WEIGHT_RANGE[0]:.3g} .. "
             f"{WEIGHT_RANGE[1]:.3g}), where the model's scalings overflow; multiply every weight by one constant "
             f"(e.g. sample_weight / sample_weight.max()): the optimal tree does not change")
-    negligible = (sample_weight > 0) & (sample_weight < top * NEGLIGIBLE_WEIGHT)
+    negligible = (sample_weight > 0) & (sample_weight < floor)
     if not negligible.any():
         return sample_weight, []
-    sample_weight = np.where(negligible, 0.0, sample_weight)
+    if floor < np.finfo(np.float64).tiny:
+        raise ValueError(
+            f"sample_weight: {int(negligible.sum())} weight(s) below 2**-1000 times the largest ({top:.3g}), which "
+            f"is itself below float64's normal range; multiply every weight by one constant (e.g. sample_weight / "
+            f"sample_weight.max()): the optimal tree does not change")
+    sample_weight = np.where(negligible, floor, sample_weight)
     return sample_weight, [
-        f"sample_weight: {int(negligible.sum())} weight(s) below 2**-1000 times the largest ({top:.3g}) taken as 0 "
-        f"(they cannot change any comparison of objectives in float64, and would overflow the weight units)"]
+        f"sample_weight: {int(negligible.sum())} weight(s) below 2**-1000 times the largest ({top:.3g}) raised to "
+        f"{floor:.3g}: their rows still count for min_samples_leaf, and a weight that small changes no comparison "
+        f"of objectives in float64"]

@@ -15,11 +15,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _core
+from ._core import EPS
+from ._core import Problem as CoreProblem
+from ._core import Search as CoreSearch
 from ._binary import pair_columns
 from ._data import ExactData
 
-EPS = _core.EPS
 #: Work (kernel calls and evaluated candidates) a relaxed scan may spend per candidate of its feature
 #: before it stops and leaves neighbour bounds (the search without ``min_leaf``, whose children optima
 #: bound the restricted ones). Measured (depth 3, ``min_leaf=5``): wine proved in 1.1 s instead of
@@ -126,15 +127,15 @@ class Search:
         self._core = None
 
     @property
-    def core(self) -> _core.Search:
+    def core(self) -> CoreSearch:
         """The compiled search, made on first use (with the settings as they are then)."""
         if self._core is None:
             d = self.data
             columns = pair_columns(d)
             col_feature, col_rank = ([], []) if columns is None else columns
-            problem = _core.Problem(d.rank, d.y, d.weight, d.stats, d.loss_code, d.width,
+            problem = CoreProblem(d.rank, d.y, d.weight, d.stats, d.loss_code, d.width,
                                     [len(t) for t in d.thresholds], col_feature, col_rank)
-            self._core = _core.Search(problem, self.allowed, self.alpha, self.min_leaf, self.anytime, RELAXED_WORK,
+            self._core = CoreSearch(problem, self.allowed, self.alpha, self.min_leaf, self.anytime, RELAXED_WORK,
                                       self.best_first, self.binary)
         return self._core
 
