@@ -265,3 +265,26 @@ def nonlinear(n: int = 10_000, n_features: int = 20, seed: int = 0):
 
 
 register("nonlinear", nonlinear)
+
+
+def make_classification(n_samples: int = 100, n_features: int = 20, n_informative: int = 2, n_redundant: int = 2,
+                        n_repeated: int = 0, n_classes: int = 2, n_clusters_per_class: int = 2, weights=None,
+                        flip_y: float = 0.01, class_sep: float = 1.0, random_state: int = 0):
+    """``sklearn.datasets.make_classification`` with these parameters: generated sets of any size.
+
+    scikit-learn's defaults, except ``random_state`` (0, not None: a config's runs are
+    reproducible). The scale study's sets: ``n_samples = 100000, n_features = 10, random_state = 1``.
+    """
+    from sklearn.datasets import make_classification as generate
+
+    params = {"n_samples": n_samples, "n_features": n_features, "n_informative": n_informative,
+              "n_redundant": n_redundant, "n_repeated": n_repeated, "n_classes": n_classes,
+              "n_clusters_per_class": n_clusters_per_class, "weights": weights, "flip_y": flip_y,
+              "class_sep": class_sep, "random_state": random_state}
+    X, y = generate(**params)
+    info = {"name": "make_classification", "task": "classification", "params": params,
+            "description": "sklearn.datasets.make_classification (Gaussian clusters on a hypercube's vertices)"}
+    return X, y, info
+
+
+register("make_classification", make_classification)
