@@ -1,57 +1,7 @@
 """Experiment configs (TOML): validation and expansion into runs with stable ids.
 
-Layout of a config file::
-
-    name = "quick"                  # optional, default: the file name
-    description = "..."             # optional
-    depths = [1, 2, 3]              # tree depths (>= 1)
-    seeds = [0, 1, 2]               # one run per seed: the split and the estimator's random_state
-    plugins = []                    # optional: modules to import that register extra methods;
-                                    # imported only when running with --allow-plugins (a config is code then)
-    protocol = "holdout"            # optional: "holdout" (default), "cv" or "nested-cv" (experiments.protocols)
-
-    [split]                         # optional, protocol "holdout" only
-    test_size = 0.25                # fraction held out for testing (0: no test set)
-    validation_size = 0.0           # > 0: train/validation/test; methods with `tune` pick
-                                    # their parameters on validation, then refit on train+validation
-    stratify = true                 # stratified splits for classification
-
-    [cv]                            # optional, protocols "cv" and "nested-cv" only
-    folds = 5                       # outer folds: one run (and record) per fold; each seed one repetition
-    inner_folds = 3                 # nested-cv: inner folds that choose the `tune` candidate
-    stratify = true                 # stratified folds for classification (when every class has >= folds rows)
-
-    [[datasets]]
-    name = "xor"                    # optitree.datasets.load(name, **params); see `python -m experiments list`;
-                                    # "csv" with params = { path = "data.csv", target = "label" } reads a file
-                                    # (a relative path is relative to the config file's directory)
-    label = "xor"                   # optional display name
-    params = { n_samples = 64 }     # optional, passed to the loader
-    grid = { noise = [0.0, 0.1] }   # optional: one dataset variant per combination
-    test_params = { subset = "test" }  # optional: the test set is loaded with params | test_params
-                                    # (e.g. MONK's official split) instead of being split off
-    missing = "native"              # optional: NaN reaches the methods ("native", default), rows with
-                                    # NaN are dropped ("drop"), or NaN is imputed inside each training
-                                    # part ("impute": median / most frequent category); enters the run
-                                    # id unless "native"
-
-    [[methods]]
-    name = "flow"                   # a registered method
-    label = "flow"                  # optional display name
-    params = { time_limit = 10.0 }  # fixed parameters (type-checked)
-    grid = { start = ["cold", "cart"] }  # one method variant per combination
-    tune = { alpha = [0.0, 0.01] }  # tuned on the validation set (holdout) or on inner folds (nested-cv)
-                                    # inside each run: best validation score, ties to fewer leaves, then
-                                    # to the larger values; `depth = [1, 2, 3]` tunes the depth too
-                                    # (candidates above the run's depth are left out; all of
-                                    # them above one of `depths`: a config error)
-    datasets = ["xor"]              # optional: run this entry only on the datasets with these labels
-                                    # (e.g. a longer time limit for one dataset; same label allowed)
-
-    [[compare]]                     # optional: the method pairs of the paired statistics
-    baseline = "cart"               # method labels as the grid names them (variants: "flow[start=cold]");
-    candidate = "flow"              # differences are candidate - baseline. Without [[compare]]: every
-                                    # greedy method against every optimal one of the same task
+The file format (every key, its default and what it means) is documented in ``docs/experiments.md``
+("A complete config"); this module checks a file against it and expands it.
 
 A **run** is one (dataset variant, method variant, depth, seed[, fold]) of the same task
 (classification methods run on classification datasets). Its id is a hash
