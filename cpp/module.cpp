@@ -238,6 +238,8 @@ NB_MODULE(_core, m) {
             "work_used", [](SearchRun &r) { return r.search().work_used; },
             [](SearchRun &r, int64_t v) { r.search().work_used = v; })
         .def_prop_ro("nodes_progress", &SearchRun::nodes_progress, "Units of work so far (read while a job runs).")
+        .def_prop_ro("live_bound", &SearchRun::live_bound,
+                     "The root's lower bound so far (read while a root job runs; 0 before the first report).")
         .def_prop_ro("exhausted", [](SearchRun &r) { return r.search().exhausted; })
         .def_prop_ro("interrupted", [](SearchRun &r) { return r.search().interrupted; })
         .def_prop_ro("stopped_by", [](SearchRun &r) -> nb::object {

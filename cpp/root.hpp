@@ -92,6 +92,7 @@ class SearchRun {
     double best_cost() const { return best_; }
     const NodePtr &best_nodes() const { return best_nodes_; }
     int64_t nodes_progress() const { return control_.nodes.load(std::memory_order_relaxed); }
+    double live_bound() { return control_.live_bound.value(); }
 
   private:
     const Problem &problem_;
@@ -132,6 +133,7 @@ class SearchRun {
 
     Subtree root(const RowSet &view, int64_t depth, double upper_bound, int64_t threads, double alone_seconds) {
         Search &s = *search_;
+        control_.live_bound.reset(1, 0.0);
         double best = s.leaf_cost(view);
         control_.trace.add(best);
         if (depth <= 2) return s.solve(view, depth, 1, upper_bound);
@@ -145,7 +147,8 @@ class SearchRun {
         }
         const bool first_pass = settings_.anytime || depth == 3;  // at depth 3 an early incumbent
         if (threads > 1) return parallel(view, depth, upper_bound, best, nodes, threads, alone_seconds, first_pass);
-        return s.branch(view, depth, 1, upper_bound, best, nodes, true, nullptr, {}, first_pass);
+        return s.branch(view, depth, 1, upper_bound, best, nodes, true, nullptr, RootShare{nullptr, nullptr, 0, true},
+                        first_pass);
     }
 
     Subtree parallel(const RowSet &view, int64_t depth, double upper_bound, double best, NodePtr best_nodes,
@@ -156,7 +159,8 @@ class SearchRun {
         bool capped;
         {
             Search::Capped cap(s, std::nullopt, alone_seconds);  // most small problems end here
-            alone = s.branch(view, depth, 1, upper_bound, best, best_nodes, true, &features, {}, first_pass);
+            alone = s.branch(view, depth, 1, upper_bound, best, best_nodes, true, &features,
+                             RootShare{nullptr, nullptr, 0, true}, first_pass);
             capped = s.exhausted;
         }
         if (!capped || s.exhausted) return alone;  // solved, or stopped by the search's own limits
@@ -180,6 +184,7 @@ class SearchRun {
             owners[size_t(features[j])] = int64_t(j % size_t(workers));
         }
         FeatureClaims claims(owners);
+        control_.live_bound.reset(size_t(workers), alone.lower_bound);  // the alone search's bound holds for all
         std::vector<std::unique_ptr<Search>> subs;
         for (int64_t k = 0; k < workers; ++k)
             subs.push_back(std::make_unique<Search>(problem_, settings_, cache_, relaxed_cache_, control_, limits));
@@ -188,7 +193,7 @@ class SearchRun {
         auto work = [&](int64_t k) {
             try {
                 results[k] = subs[k]->branch(view, depth, 1, upper_bound, best, best_nodes, true, &dealt[k],
-                                             RootShare{&shared, &claims, k}, first_pass);
+                                             RootShare{&shared, &claims, k, true}, first_pass);
             } catch (...) {
                 errors[k] = std::current_exception();
                 control_.stop.store(true);  // the others stop too; the error is raised once all have ended

@@ -169,11 +169,40 @@ class Trace {
     std::vector<std::pair<double, double>> points_;
 };
 
-// What every search of one run shares: the stop asked by the caller, the work done (for progress
-// reports), the root's trace.
+// The root's lower bound while the search runs, for progress reports: each root worker publishes
+// one for the features it holds (its latest stands: a feature taken over stays covered by its former
+// worker's last bound until the new one publishes); the bound is the least of them, and never less
+// than a floor that holds for every feature (the search alone, before the workers).
+class LiveBound {
+  public:
+    void reset(size_t workers, double floor) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        floor_ = floor;
+        slots_.assign(workers, floor);
+    }
+    void publish(size_t worker, double bound) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (worker < slots_.size()) slots_[worker] = bound;
+    }
+    double value() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        double least = INF;
+        for (double b : slots_) least = std::min(least, b);
+        return slots_.empty() ? floor_ : std::max(floor_, least);
+    }
+
+  private:
+    std::mutex mutex_;
+    double floor_ = 0.0;
+    std::vector<double> slots_;
+};
+
+// What every search of one run shares: the stop asked by the caller, the work done and the root's
+// bound (for progress reports), the root's trace.
 struct Control {
     std::atomic<bool> stop{false};
     std::atomic<int64_t> nodes{0};
+    LiveBound live_bound;
     Trace trace{Clock::now()};
 };
 
@@ -245,6 +274,7 @@ struct RootShare {
     SharedIncumbent *incumbent = nullptr;
     FeatureClaims *claims = nullptr;
     int64_t me = 0;
+    bool publish = false;  // publish the bound over the features it holds (Control::live_bound, slot me)
 };
 
 // ------------------------------------------------------------------ the search
@@ -586,6 +616,19 @@ class FeatureScan {
     // The priority of the next interval; inf when none is left.
     double priority() const { return queue.empty() ? INF : priority_of(queue[next()]); }
 
+    // Lowest children bound over candidates not yet resolved, recording nothing (a progress report
+    // must not change the search).
+    double lowest_open() const {
+        double lowest = unresolved;
+        Neighbours nb = neighbours();
+        for (const Entry &e : queue)
+            for (int64_t j = e.lo; j <= e.hi; ++j) {
+                auto [bl, br] = nb.point_bounds(j, e.a, e.b);
+                lowest = std::min(lowest, std::max(bl, bound_left[j]) + std::max(br, bound_right[j]));
+            }
+        return lowest;
+    }
+
     // Lowest children bound over candidates not yet resolved (after a stop); records neighbour bounds.
     double open_bound() {
         double lowest = unresolved;
@@ -835,12 +878,24 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
     double unresolved = INF;  // lowest children bound (without alpha) of a non-exact candidate of the binary steps
 
     auto held = [&](int64_t f) { return !claims || claims->holds(f, share.me); };
+    Clock::time_point next_publish = Clock::now();
+    auto publish = [&] {  // the bound over the held features, for progress reports
+        if (!share.publish || Clock::now() < next_publish) return;
+        next_publish = Clock::now() + std::chrono::milliseconds(50);
+        double open = INF;
+        for (auto &sc : started)
+            if (held(sc->feature)) open = std::min(open, sc->lowest_open());
+        for (size_t j = started.size(); j < features.size(); ++j)
+            if (held(features[j])) open = std::min(open, 0.0);
+        control_.live_bound.publish(size_t(share.me), std::min(cutoff(), alpha + std::min(open, unresolved)));
+    };
     auto take = [&](const Step &step) {
         if (step.split && step.cost < best - EPS) {
             best = step.cost;
             best_nodes = step.split;
             if ((!shared || shared->offer(best)) && on_improve) control_.trace.add(best);
         }
+        publish();
     };
     auto start = [&](int64_t f) { started.push_back(scan(v, f, depth, node, cutoff())); };
     // The next step of started[k] while its feature is held, its work published to the claims.

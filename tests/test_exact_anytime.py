@@ -272,3 +272,20 @@ def test_no_subset_bound_under_per_node_features(monkeypatch):
     allowed[1, 0] = False
     res = solve(X, y, max_depth=3, allowed_features=allowed, work_limit=20_000)
     assert res.status == "work_limit" and res.bound <= res.objective
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_progress_reports_a_rising_bound_that_never_exceeds_the_optimum(threads):
+    """While the search runs, each progress point carries the root's bound so far (the least over its open
+    candidates): positive before the proof lands, never above ConTree's optimum, never falling."""
+    from test_exact_engine import contree_errors
+    from test_exact_parallel import noisy_xor
+
+    X, y = noisy_xor(400, 1)
+    optimum = contree_errors(X, y, 4)
+    bounds = []
+    res = solve(X, y, max_depth=4, threads=threads, callback=lambda point: bounds.append(point["bound"]) and False)
+    assert res.status == "optimal" and res.objective == optimum
+    assert bounds and all(0 <= b <= optimum for b in bounds) and max(bounds) > 0
+    assert bounds == sorted(bounds)
+    assert [b for _, _, b in res.trace] == sorted(b for _, _, b in res.trace)

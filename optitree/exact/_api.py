@@ -221,8 +221,15 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
 
 
 def _root_search(search: Search, view, depth: int, upper_bound: float, threads: int, trace: Trace) -> Subtree:
-    """The search of the whole problem from its root (:meth:`Search.root`), its incumbents added to ``trace``."""
-    return search.root(view, depth, upper_bound, threads, on_improve=lambda at, cost: trace.add_at(at, cost, 0.0))
+    """The search of the whole problem from its root (:meth:`Search.root`), its incumbents and bounds added to ``trace``."""
+    def improved(at, cost):
+        trace.add_at(at, cost, trace.points[-1][2] / trace.scale if trace.points else 0.0)
+
+    def bounded(at, bound):
+        if trace.points:  # the root's leaf comes first
+            trace.add_at(at, trace.points[-1][1] / trace.scale, bound)
+
+    return search.root(view, depth, upper_bound, threads, on_improve=improved, on_bound=bounded)
 
 
 def _two_level_bound(search: Search, view, depth: int, start: float, time_limit, work_limit) -> float:

@@ -170,18 +170,21 @@ class Search:
         """
         return self.core.relaxed_bounds(view, depth, node, feature, cutoff)
 
-    def root(self, view, depth: int, upper_bound: float = np.inf, threads: int = 1, on_improve=None) -> Subtree:
+    def root(self, view, depth: int, upper_bound: float = np.inf, threads: int = 1, on_improve=None,
+             on_bound=None) -> Subtree:
         """Best tree of depth <= ``depth`` for ``view`` below ``upper_bound``, from a depth-2 start.
 
         ``threads`` workers search the root's features (depth >= 3); a node or work limit
         searches on one thread, so that its stop is deterministic. ``on_improve(time, cost)``
-        gets each new incumbent with its ``time.perf_counter()`` time. On a spent budget: the
-        best tree and the least bound over the open sub-problems.
+        gets each new incumbent with its ``time.perf_counter()`` time, ``on_bound(time, bound)``
+        each rise of the root's lower bound seen while the search runs (the least over its open
+        candidates, at most every :data:`POLL_SECONDS`). On a spent budget: the best tree and
+        the least bound over the open sub-problems.
         """
         if self.node_limit is not None or self.work_limit is not None:
             threads = 1
         self._run(lambda: self.core.start_root(view, int(depth), float(upper_bound), int(threads), ALONE_SECONDS),
-                  on_improve)
+                  on_improve, on_bound)
         return Subtree(*self.core.root_result())
 
     def split_bounds(self, view, depth: int, limit: float, tighten: bool, on_improve=None):
@@ -194,7 +197,7 @@ class Search:
         cost, nodes = self.core.best()
         return cost, nodes, self.core.feature_bounds()
 
-    def _run(self, start, on_improve) -> None:
+    def _run(self, start, on_improve, on_bound=None) -> None:
         """Start a job and wait for it, reporting improvements and polling meanwhile.
 
         An exception while waiting (Ctrl-C, or raised by ``poll``) stops the job and is raised
@@ -206,9 +209,13 @@ class Search:
                         np.inf if self.work_limit is None else float(self.work_limit))
         started = time.perf_counter()
         start()
+        bound = 0.0
         try:
             while not core.wait(POLL_SECONDS):
                 self._report(started, on_improve)
+                if on_bound is not None and core.live_bound > bound:
+                    bound = core.live_bound
+                    on_bound(time.perf_counter(), bound)
                 if self.poll is not None and self.poll():
                     core.interrupt()
         except BaseException:
