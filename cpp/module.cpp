@@ -61,6 +61,14 @@ nb::object nodes_object(const NodePtr &node) {
     return nb::make_tuple(node->feature, node->threshold, nodes_object(node->left), nodes_object(node->right));
 }
 
+// A nested (feature, rank_threshold, left, right) tuple (None: a leaf) as the search's nodes.
+NodePtr nodes_from(const nb::handle &obj) {
+    if (obj.is_none()) return nullptr;
+    nb::tuple t = nb::cast<nb::tuple>(obj);
+    if (t.size() != 4) throw nb::value_error("a split is (feature, rank_threshold, left, right)");
+    return make_node(nb::cast<int64_t>(t[0]), nb::cast<int64_t>(t[1]), nodes_from(t[2]), nodes_from(t[3]));
+}
+
 nb::tuple subtree_tuple(const Subtree &s) { return nb::make_tuple(s.cost, s.lower_bound, nodes_object(s.nodes)); }
 
 RowSet row_set(const In2<int32_t> &view, int64_t n_total) {
@@ -181,11 +189,13 @@ NB_MODULE(_core, m) {
         .def(
             "start_root",
             [](SearchRun &r, In2<int32_t> view, int64_t depth, double upper_bound, int64_t threads,
-               double alone_seconds) {
-                r.start_root(row_set(view, r.search().P.n_total()), depth, upper_bound, threads, alone_seconds);
+               double alone_seconds, nb::object start) {
+                r.start_root(row_set(view, r.search().P.n_total()), depth, upper_bound, threads, alone_seconds,
+                             nodes_from(start));
             },
-            "view"_a, "depth"_a, "upper_bound"_a, "threads"_a, "alone_seconds"_a,
-            "Start solving the problem of ``view`` from its root on native threads.")
+            "view"_a, "depth"_a, "upper_bound"_a, "threads"_a, "alone_seconds"_a, "start"_a = nb::none(),
+            "Start solving the problem of ``view`` from its root on native threads; ``start`` (nested splits)\n"
+            "is a first incumbent when it is a tree of the problem.")
         .def(
             "start_split_bounds",
             [](SearchRun &r, In2<int32_t> view, int64_t depth, double limit, bool tighten) {

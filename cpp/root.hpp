@@ -60,10 +60,33 @@ class SearchRun {
     }
 
     // Solve the problem of view from its root: a depth-2 start, then branch and bound (threads at the root).
-    void start_root(RowSet view, int64_t depth, double upper_bound, int64_t threads, double alone_seconds) {
-        start([this, view = std::move(view), depth, upper_bound, threads, alone_seconds] {
-            root_result_ = root(view, depth, upper_bound, threads, alone_seconds);
+    // start_tree (null: none) is a first incumbent, used when it is a tree of the problem.
+    void start_root(RowSet view, int64_t depth, double upper_bound, int64_t threads, double alone_seconds,
+                    NodePtr start_tree) {
+        start([this, view = std::move(view), depth, upper_bound, threads, alone_seconds, start_tree] {
+            root_result_ = root(view, depth, upper_bound, threads, alone_seconds, start_tree);
         });
+    }
+
+    // The cost of tree on view with the best leaf values, or none when it is not a tree of the problem
+    // (deeper than depth, a feature not allowed at its node, a leaf below min_leaf rows).
+    std::optional<double> tree_cost(const RowSet &view, const NodePtr &tree, int64_t depth, int64_t node = 1) const {
+        const Search &s = *search_;
+        if (!tree) {
+            if (view.size() < settings_.min_leaf) return std::nullopt;
+            return s.leaf_cost(view);
+        }
+        if (depth == 0 || tree->feature < 0 || tree->feature >= problem_.features() ||
+            !settings_.at(node)[tree->feature])
+            return std::nullopt;
+        const int32_t *rows = view.srt.row(0), *rank_f = problem_.rank.row(tree->feature);
+        int64_t n_left = 0;
+        for (int64_t t = 0; t < view.size(); ++t) n_left += rank_f[rows[t]] <= tree->threshold ? 1 : 0;
+        auto [left, right] = s.partition(view, tree->feature, tree->threshold, n_left);
+        auto left_cost = tree_cost(left, tree->left, depth - 1, 2 * node);
+        auto right_cost = left_cost ? tree_cost(right, tree->right, depth - 1, 2 * node + 1) : std::nullopt;
+        if (!right_cost) return std::nullopt;
+        return settings_.alpha + *left_cost + *right_cost;
     }
 
     // Scan every allowed feature at the root of a depth-depth tree against limit (tighten: and the
@@ -131,15 +154,22 @@ class SearchRun {
         });
     }
 
-    Subtree root(const RowSet &view, int64_t depth, double upper_bound, int64_t threads, double alone_seconds) {
+    Subtree root(const RowSet &view, int64_t depth, double upper_bound, int64_t threads, double alone_seconds,
+                 const NodePtr &start_tree) {
         Search &s = *search_;
         control_.live_bound.reset(1, 0.0);
         double best = s.leaf_cost(view);
+        NodePtr nodes;
         control_.trace.add(best);
-        if (depth <= 2) return s.solve(view, depth, 1, upper_bound);
+        std::optional<double> given = start_tree ? tree_cost(view, start_tree, depth) : std::nullopt;
+        if (given && *given < best - EPS) {
+            best = *given;
+            nodes = start_tree;
+            control_.trace.add(best);
+        }
+        if (depth <= 2) return merge(s.solve(view, depth, 1, upper_bound), {best, 0.0, nodes});
         // a depth-2 optimum is a valid start for depth D: a strong first incumbent
         Subtree start = s.solve(view, 2, 1, upper_bound);
-        NodePtr nodes;
         if (start.cost < best - EPS) {
             best = start.cost;
             nodes = start.nodes;

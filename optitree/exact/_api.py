@@ -14,7 +14,7 @@ from greedy import Tree
 from ._data import ExactData, prepare
 from ._anytime import BOUND_RESERVE, class_count_bound, subset_rows, two_level_class_count_bound
 from ._search import EPS, Search, Subtree, check_allowed, per_node_features
-from ._tree import Trace, to_tree
+from ._tree import Trace, from_tree, to_tree
 from ._subsets import feature_subsets, solve_over_subsets
 
 
@@ -96,7 +96,7 @@ def regression_loss(data: ExactData, tree, rows) -> float:
 
 def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, alpha=0.0, min_samples_leaf=1,
           allowed_features=None, max_distinct_features=None, upper_bound=None, time_limit=None,
-          node_limit=None, callback=None, threads=1, work_limit=None) -> ExactResult:
+          node_limit=None, callback=None, threads=1, work_limit=None, start=None) -> ExactResult:
     """Optimal tree of depth <= ``max_depth`` (axis-aligned, all midpoint thresholds, constant leaves).
 
     Minimises ``loss of the leaves + alpha * n_splits``; a node may always be a leaf. Depths
@@ -156,13 +156,18 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         ``{"time", "incumbent", "bound", "nodes", "event": "progress"}`` (the root's best
         objective so far, its proven bound so far, work units); returning True stops the
         search with status ``"interrupted"`` and the best tree and bound so far.
+    start : greedy.Tree, optional
+        A tree on the same features (e.g. greedy CART's) that is the search's first incumbent
+        when it is a tree of the problem (depth, allowed features, leaf sizes; axis-aligned
+        splits): no incumbent reported and no tree returned is then worse than it, its leaves
+        taking their best values. Others are ignored.
     threads : int >= 1
         Depth >= 3: the root's features are searched by this many native threads (the compiled
         core, ``cpp/root.hpp``); the same optimum and a valid bound, possibly another optimal
         tree when several tie. A ``node_limit`` or ``work_limit`` searches on one thread, so
         that the same inputs and limit return the same tree.
     """
-    start = time.perf_counter()
+    started = time.perf_counter()
     _check_params(max_depth, alpha, min_samples_leaf)
     if not isinstance(threads, numbers.Integral) or threads < 1:
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
@@ -174,26 +179,27 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
             result = solve_over_subsets(
                 solve, masks, upper_bound=upper_bound, time_limit=time_limit, X=data, max_depth=max_depth,
                 samples=samples, alpha=alpha, min_samples_leaf=min_samples_leaf, node_limit=node_limit,
-                callback=callback, threads=threads, work_limit=work_limit)
-            return replace(result, time=time.perf_counter() - start)
+                callback=callback, threads=threads, work_limit=work_limit, start=start)
+            return replace(result, time=time.perf_counter() - started)
     scale = data.scale  # the search works in units of `scale` (exact powers of two)
     ub = np.inf if upper_bound is None else float(upper_bound) / scale
-    trace = Trace(start, scale)
+    trace = Trace(started, scale)
     view = data.view if samples is None else data.subset_view(samples)
     anytime = time_limit is not None or node_limit is not None or work_limit is not None or callback is not None
     # a search that a time or work limit may stop keeps a share of them for the subset bound (_anytime)
     reserve = BOUND_RESERVE if (time_limit is not None or work_limit is not None) and \
         not per_node_features(allowed) else 0.0
-    deadline = np.inf if time_limit is None else start + (1.0 - reserve) * float(time_limit)
+    deadline = np.inf if time_limit is None else started + (1.0 - reserve) * float(time_limit)
     main_work = None if work_limit is None else max(1, int((1.0 - reserve) * work_limit))
     search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, None, main_work, anytime)
     if callback is not None:
         def poll():
             _, incumbent, bound = trace.points[-1]
-            return callback({"time": time.perf_counter() - start, "incumbent": incumbent, "bound": bound,
+            return callback({"time": time.perf_counter() - started, "incumbent": incumbent, "bound": bound,
                              "nodes": search.nodes_progress, "event": "progress"})
         search.poll = poll
-    sub = _root_search(search, view, int(max_depth), ub, threads, trace)
+    start_nodes = None if start is None else from_tree(data, start)
+    sub = _root_search(search, view, int(max_depth), ub, threads, trace, start_nodes)
     cost, bound = sub.cost, sub.lower_bound
     rows = np.sort(view[0])
     tree = to_tree(data, sub.nodes, rows)
@@ -204,8 +210,8 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         status, stopped_by = search.stop_status(), search.stopped_by or "time_limit"
         bound = max(bound, class_count_bound(data, view, int(max_depth), allowed[0], search.alpha, search.min_leaf))
         if reserve and status != "interrupted":
-            bound = max(bound, _two_level_bound(search, view, int(max_depth), start, time_limit, work_limit))
-            bound = max(bound, _subset_bound(search, rows, tree, int(max_depth), start, time_limit, work_limit,
+            bound = max(bound, _two_level_bound(search, view, int(max_depth), started, time_limit, work_limit))
+            bound = max(bound, _subset_bound(search, rows, tree, int(max_depth), started, time_limit, work_limit,
                                              threads))
         bound = min(bound, cost)
         if cost - bound <= EPS:
@@ -216,12 +222,14 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         bound = objective if status == "optimal" else min(bound, objective)
     trace.add(objective / scale, bound / scale)
     gap = 0.0 if objective - bound <= EPS * scale else (objective - bound) / max(objective, 1e-300)
-    return ExactResult(tree, objective, bound, float(gap), status, time.perf_counter() - start, trace.points,
+    return ExactResult(tree, objective, bound, float(gap), status, time.perf_counter() - started, trace.points,
                        data.classes, search.nodes_used, stopped_by, search.work_used)
 
 
-def _root_search(search: Search, view, depth: int, upper_bound: float, threads: int, trace: Trace) -> Subtree:
-    """The search of the whole problem from its root (:meth:`Search.root`), its incumbents and bounds added to ``trace``."""
+def _root_search(search: Search, view, depth: int, upper_bound: float, threads: int, trace: Trace,
+                 start=None) -> Subtree:
+    """The search of the whole problem from its root (:meth:`Search.root`, ``start`` its nested splits), its
+    incumbents and bounds added to ``trace``."""
     def improved(at, cost):
         trace.add_at(at, cost, trace.points[-1][2] / trace.scale if trace.points else 0.0)
 
@@ -229,7 +237,7 @@ def _root_search(search: Search, view, depth: int, upper_bound: float, threads: 
         if trace.points:  # the root's leaf comes first
             trace.add_at(at, trace.points[-1][1] / trace.scale, bound)
 
-    return search.root(view, depth, upper_bound, threads, on_improve=improved, on_bound=bounded)
+    return search.root(view, depth, upper_bound, threads, on_improve=improved, on_bound=bounded, start=start)
 
 
 def _two_level_bound(search: Search, view, depth: int, start: float, time_limit, work_limit) -> float:

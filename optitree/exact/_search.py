@@ -171,7 +171,7 @@ class Search:
         return self.core.relaxed_bounds(view, depth, node, feature, cutoff)
 
     def root(self, view, depth: int, upper_bound: float = np.inf, threads: int = 1, on_improve=None,
-             on_bound=None) -> Subtree:
+             on_bound=None, start=None) -> Subtree:
         """Best tree of depth <= ``depth`` for ``view`` below ``upper_bound``, from a depth-2 start.
 
         ``threads`` workers search the root's features (depth >= 3); a node or work limit
@@ -179,12 +179,13 @@ class Search:
         gets each new incumbent with its ``time.perf_counter()`` time, ``on_bound(time, bound)``
         each rise of the root's lower bound seen while the search runs (the least over its open
         candidates, at most every :data:`POLL_SECONDS`). On a spent budget: the best tree and
-        the least bound over the open sub-problems.
+        the least bound over the open sub-problems. ``start`` (nested splits) is the first
+        incumbent when it is a tree of the problem and beats a leaf.
         """
         if self.node_limit is not None or self.work_limit is not None:
             threads = 1
-        self._run(lambda: self.core.start_root(view, int(depth), float(upper_bound), int(threads), ALONE_SECONDS),
-                  on_improve, on_bound)
+        self._run(lambda: self.core.start_root(view, int(depth), float(upper_bound), int(threads), ALONE_SECONDS,
+                                               start), on_improve, on_bound)
         return Subtree(*self.core.root_result())
 
     def split_bounds(self, view, depth: int, limit: float, tighten: bool, on_improve=None):

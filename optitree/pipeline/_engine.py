@@ -120,17 +120,19 @@ class ExactStage:
 
     # ------------------------------------------------------------------ engine solve
     def solve(self, data, form, *, max_depth, min_samples_leaf, time_limit, callback=None, threads=1,
-              work_limit=None):
+              work_limit=None, start=None):
         """Run the engine on ``data`` (an :class:`optitree.exact.ExactData`); returns its result.
 
         ``callback``: :func:`optitree.exact.solve`'s (progress in engine units; True stops it);
-        ``threads``: its root search's threads; ``work_limit``: its deterministic budget.
+        ``threads``: its root search's threads; ``work_limit``: its deterministic budget;
+        ``start``: a tree on ``data``'s features, its first incumbent when it is a tree of the problem.
         """
         units = model_units(form)
         t0 = time.perf_counter()
         result = exact.solve(data, max_depth=max_depth, alpha=form.alpha / units, allowed_features=self.allowed,
                              max_distinct_features=self.max_distinct_features, min_samples_leaf=min_samples_leaf,
-                             time_limit=time_limit, callback=callback, threads=threads, work_limit=work_limit)
+                             time_limit=time_limit, callback=callback, threads=threads, work_limit=work_limit,
+                             start=start)
         self.times["engine"] = time.perf_counter() - t0
         self.engine = {"status": result.status, "objective": result.objective * units,
                        "bound": result.bound * units, "time": self.times["engine"], "stopped_by": result.stopped_by,
