@@ -50,6 +50,14 @@ class ExactResult:
         finished (``status`` is then ``"optimal"`` or ``"cutoff"``).
     work : int
         Work units spent (see ``work_limit`` of :func:`solve`).
+    split_space : str
+        The thresholds the result holds over: every midpoint, or ``max_bins``'s bin edges.
+    all_midpoints_bound : float or None
+        A lower bound on the optimum over every midpoint: ``bound`` itself without binning;
+        with it, ``bound`` less what snapping an optimal tree's thresholds to bin edges can
+        cost (:func:`all_midpoints_bound`); None where that is not derived (``min_samples_leaf
+        > 1`` or per-node features). The binned ``objective`` is an upper bound on that
+        optimum, so the two show what the bins cost.
     """
 
     tree: Tree
@@ -63,6 +71,8 @@ class ExactResult:
     n_evaluated: int
     stopped_by: str | None = None
     work: int = 0
+    split_space: str = "every midpoint"
+    all_midpoints_bound: float | None = None
 
 
 def _check_params(max_depth, alpha, min_samples_leaf):
@@ -74,16 +84,58 @@ def _check_params(max_depth, alpha, min_samples_leaf):
         raise ValueError(f"min_samples_leaf must be an integer >= 1, got {min_samples_leaf!r}")
 
 
-def _as_data(X, y, sample_weight, loss=None) -> ExactData:
+def _as_data(X, y, sample_weight, loss=None, max_bins=None) -> ExactData:
     if isinstance(X, ExactData):
         if y is not None or sample_weight is not None:
             raise ValueError("pass y and sample_weight to prepare(), not with an ExactData")
         if loss is not None and loss != X.loss:
             raise ValueError(f"loss={loss!r} differs from the ExactData's loss {X.loss!r}; pass it to prepare()")
+        if max_bins is not None and max_bins != X.max_bins:
+            raise ValueError(f"max_bins={max_bins!r} differs from the ExactData's {X.max_bins!r}; pass it to prepare()")
         return X
     if y is None:
         raise ValueError("y is required")
-    return prepare(X, y, sample_weight, loss="misclassification" if loss is None else loss)
+    return prepare(X, y, sample_weight, loss="misclassification" if loss is None else loss, max_bins=max_bins)
+
+
+def describe_split_space(data: ExactData) -> str:
+    """The thresholds a result over ``data`` holds over, in words."""
+    if data.binned is None or not data.binned.any():
+        return "every midpoint"
+    features = np.flatnonzero(data.binned).tolist()
+    others = "" if data.binned.all() else ", every midpoint between distinct values on the others"
+    return f"max_bins={data.max_bins}: the edges of quantile bins on features {features}{others}"
+
+
+def all_midpoints_bound(data: ExactData, view, depth: int, bound: float, allowed, min_leaf: int) -> float | None:
+    """A lower bound (engine units) on the optimum over every midpoint, from ``bound`` over ``data``'s bins.
+
+    Snap each threshold of an optimal all-midpoints tree inside a bin to the bin's nearer edge
+    (the one that moves the lighter part of the node's rows in that bin): the tree keeps its
+    structure and leaf values, and each moved row costs at most its similarity distance
+    ``dist_i`` more (:mod:`optitree.exact._kernels`; rows leaving a leaf cost nothing). At
+    level ``l`` at most ``2**l`` nodes move at most half of a bin each, and no more than every
+    row once, so with ``M`` the largest half-bin distance and ``W`` all rows' distance
+
+        OPT_bins <= OPT_all + sum_{l < depth} min(W, 2**l M).
+
+    A split sending every row one way is lifted away (it only costs ``alpha``), which needs
+    no leaf-size minimum and the same features at every node: None otherwise.
+    """
+    if data.binned is None or not data.binned.any():
+        return bound
+    if min_leaf > 1 or per_node_features(allowed):
+        return None
+    rows = view[0]
+    w = data.weight[rows]
+    if data.is_regression:
+        t = data.stats[rows, 3]
+        dist = w * np.maximum(t - t.min(), t.max() - t) ** (2 if data.loss == "squared" else 1)
+    else:
+        dist = w
+    half_bin = max(np.bincount(data.rank[f, rows], weights=dist).max() / 2 for f in np.flatnonzero(data.binned))
+    moved = sum(min(dist.sum(), 2**level * half_bin) for level in range(depth))
+    return max(0.0, bound - moved)
 
 
 def regression_loss(data: ExactData, tree, rows) -> float:
@@ -96,7 +148,7 @@ def regression_loss(data: ExactData, tree, rows) -> float:
 
 def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, alpha=0.0, min_samples_leaf=1,
           allowed_features=None, max_distinct_features=None, upper_bound=None, time_limit=None,
-          node_limit=None, callback=None, threads=1, work_limit=None, start=None) -> ExactResult:
+          node_limit=None, callback=None, threads=1, work_limit=None, start=None, max_bins=None) -> ExactResult:
     """Optimal tree of depth <= ``max_depth`` (axis-aligned, all midpoint thresholds, constant leaves).
 
     Minimises ``loss of the leaves + alpha * n_splits``; a node may always be a leaf. Depths
@@ -156,6 +208,10 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         ``{"time", "incumbent", "bound", "nodes", "event": "progress"}`` (the root's best
         objective so far, its proven bound so far, work units); returning True stops the
         search with status ``"interrupted"`` and the best tree and bound so far.
+    max_bins : int >= 2, optional
+        Thresholds of a feature with more distinct values restricted to the edges of that many
+        quantile bins (:func:`prepare`): the proof holds over them (``split_space``), and
+        ``all_midpoints_bound`` bounds the optimum over every midpoint from below.
     start : greedy.Tree, optional
         A tree on the same features (e.g. greedy CART's) that is the search's first incumbent
         when it is a tree of the problem (depth, allowed features, leaf sizes; axis-aligned
@@ -171,7 +227,7 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
     _check_params(max_depth, alpha, min_samples_leaf)
     if not isinstance(threads, numbers.Integral) or threads < 1:
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
-    data = _as_data(X, y, sample_weight, loss)
+    data = _as_data(X, y, sample_weight, loss, max_bins)
     allowed = check_allowed(allowed_features, int(max_depth), data.n_features)
     if max_distinct_features is not None:
         masks = feature_subsets(data, allowed, int(max_depth), max_distinct_features)
@@ -180,7 +236,9 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
                 solve, masks, upper_bound=upper_bound, time_limit=time_limit, X=data, max_depth=max_depth,
                 samples=samples, alpha=alpha, min_samples_leaf=min_samples_leaf, node_limit=node_limit,
                 callback=callback, threads=threads, work_limit=work_limit, start=start)
-            return replace(result, time=time.perf_counter() - started)
+            binned = data.binned is not None and data.binned.any()  # the bins' cost over subsets: not derived
+            return replace(result, time=time.perf_counter() - started,
+                           all_midpoints_bound=None if binned else result.bound)
     scale = data.scale  # the search works in units of `scale` (exact powers of two)
     ub = np.inf if upper_bound is None else float(upper_bound) / scale
     trace = Trace(started, scale)
@@ -222,8 +280,10 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         bound = objective if status == "optimal" else min(bound, objective)
     trace.add(objective / scale, bound / scale)
     gap = 0.0 if objective - bound <= EPS * scale else (objective - bound) / max(objective, 1e-300)
+    below = all_midpoints_bound(data, view, int(max_depth), bound / scale, allowed, min_samples_leaf)
     return ExactResult(tree, objective, bound, float(gap), status, time.perf_counter() - started, trace.points,
-                       data.classes, search.nodes_used, stopped_by, search.work_used)
+                       data.classes, search.nodes_used, stopped_by, search.work_used, describe_split_space(data),
+                       None if below is None else float(below * scale))
 
 
 def _root_search(search: Search, view, depth: int, upper_bound: float, threads: int, trace: Trace,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
-from greedy import midpoint_threshold
+from greedy import FeatureBinner, midpoint_threshold
+from greedy._hist import MAX_BINS_LIMIT
 
 from . import _kernels as K
 
@@ -61,6 +63,13 @@ class ExactData:
         Row ``f`` lists the kept rows sorted by ``rank[f]`` (stable): the root sample set.
     kept : ndarray (n,) intp
         Indices of the kept rows in the input.
+    max_bins : int or None
+        None: every midpoint between consecutive distinct values is a threshold. An int: a
+        feature with more distinct values than ``max_bins`` has only the edges of its quantile
+        bins (``greedy.FeatureBinner``: midpoints too, equal values in one bin) as thresholds,
+        and ``rank`` holds its bin codes.
+    binned : ndarray (p,) bool
+        The features whose thresholds ``max_bins`` restricts.
     """
 
     X: np.ndarray
@@ -77,6 +86,8 @@ class ExactData:
     target_centre: float = 0.0
     target_scale: float = 1.0
     weight_unit: float = 1.0
+    max_bins: int | None = None
+    binned: np.ndarray | None = None
 
     @property
     def loss_code(self) -> int:
@@ -136,16 +147,21 @@ class ExactData:
         return np.ascontiguousarray(np.stack([row[mask[row]] for row in self.view]))
 
 
-def prepare(X, y, sample_weight=None, *, loss="misclassification") -> ExactData:
+def prepare(X, y, sample_weight=None, *, loss="misclassification", max_bins=None) -> ExactData:
     """Check ``X, y, sample_weight`` and encode them for the engine (one argsort per feature).
 
     ``loss`` is ``"misclassification"`` (``y`` holds labels), ``"squared"`` or ``"absolute"``
-    (``y`` holds finite real targets). Raises ``ValueError`` for non-2-D or non-finite ``X``,
-    non-finite regression targets, mismatched lengths, and negative, non-finite or all-zero
-    weights.
+    (``y`` holds finite real targets). ``max_bins`` (an integer >= 2, scikit-learn's name)
+    restricts the thresholds of features with more distinct values to the edges of that many
+    quantile bins (:attr:`ExactData.max_bins`). Raises ``ValueError`` for non-2-D or
+    non-finite ``X``, non-finite regression targets, mismatched lengths, negative, non-finite
+    or all-zero weights, and a ``max_bins`` that is not an integer >= 2.
     """
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
+    if max_bins is not None and (isinstance(max_bins, bool) or not isinstance(max_bins, numbers.Integral)
+                                 or not 2 <= max_bins <= MAX_BINS_LIMIT):
+        raise ValueError(f"max_bins must be None or an integer in [2, {MAX_BINS_LIMIT}], got {max_bins!r}")
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D, got shape {X.shape}")
@@ -204,5 +220,12 @@ def prepare(X, y, sample_weight=None, *, loss="misclassification") -> ExactData:
     mids = midpoint_threshold(values[:-1], values[1:])  # and between the features, dropped here
     thresholds = [mids[start:end - 1] for start, end in zip(np.r_[0, ends[:-1]].tolist(), ends.tolist())]
     view = order.astype(np.int32)
+    binned = np.array([max_bins is not None and len(t) >= max_bins for t in thresholds], dtype=bool)
+    if binned.any():  # bin codes are a monotone map of the ranks: the view stays sorted
+        binner = FeatureBinner(int(max_bins)).fit(Xk[:, binned])
+        for f, edges in zip(np.flatnonzero(binned), binner.bin_edges_):
+            rank[f] = np.searchsorted(edges, Xk[:, f], side="left")
+            thresholds[f] = edges
     return ExactData(Xk, np.ascontiguousarray(codes[kept].astype(np.int32)), wk, scale, classes, rank, thresholds,
-                     view, kept, loss, stats, centre, target_scale, weight_unit)
+                     view, kept, loss, stats, centre, target_scale, weight_unit,
+                     None if max_bins is None else int(max_bins), binned)
