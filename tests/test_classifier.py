@@ -41,6 +41,7 @@ def numpy_objective(clf, X, y, sample_weight=None, alpha=0.0):
     return w[clf.predict(X) != y].sum() / baseline + alpha * clf.tree_.n_splits
 
 
+@pytest.mark.slow  # 30 s: the MIP proves what the engine's tests prove in milliseconds
 @pytest.mark.parametrize("formulation", ["flow"])
 def test_xor_depth2_is_solved_and_proven(formulation):
     X, y = xor_data()

@@ -129,21 +129,31 @@ def test_mip_equals_brute_force(formulation, acceleration):
     assert proven == 16
 
 
-def test_dp_solver_and_a_start_that_breaks_the_limit():
-    """CART splits on 3 features; with k = 1 its start is refused and never returned."""
+@functools.lru_cache(maxsize=None)
+def limit_case():
+    """80 rows, 3 features, and the brute-forced depth-2 optimum on one feature (a few seconds: once)."""
     rng = np.random.RandomState(3)
     X = rng.rand(80, 3)
     y = ((X[:, 0] > 0.5) & (X[:, 1] > 0.3) | (X[:, 2] > 0.9)).astype(int)
+    return X, y, limited_optimum(brute_force_by_features(X, y, None, 2, 0.0, 1, None), 1)
+
+
+@pytest.mark.parametrize("solver, acceleration", [
+    ("dp", "all"), ("highs", "all"),
+    pytest.param("highs", "none", marks=pytest.mark.slow),  # the MIP alone: 20 s
+])
+def test_dp_solver_and_a_start_that_breaks_the_limit(solver, acceleration):
+    """CART splits on 3 features; with k = 1 its start is refused and never returned."""
+    X, y, expected = limit_case()
     cart = CARTClassifier(max_depth=2, random_state=0).fit(X, y)
     assert distinct(cart.tree_) > 1
-    expected = limited_optimum(brute_force_by_features(X, y, None, 2, 0.0, 1, None), 1)
-    for solver, acceleration in (("dp", "all"), ("highs", "all"), ("highs", "none")):
-        clf = OptimalTreeClassifier(max_depth=2, solver=solver, acceleration=acceleration,
-                                    max_distinct_features=1, time_limit=60).fit(X, y)
-        assert distinct(clf.tree_) == 1
-        assert np.sum(clf.predict(X) != y) == expected
-        assert clf.result_.proven_optimal
-    assert "start not used" in clf.result_.message
+    clf = OptimalTreeClassifier(max_depth=2, solver=solver, acceleration=acceleration,
+                                max_distinct_features=1, time_limit=60).fit(X, y)
+    assert distinct(clf.tree_) == 1
+    assert np.sum(clf.predict(X) != y) == expected
+    assert clf.result_.proven_optimal
+    if acceleration == "none":
+        assert "start not used" in clf.result_.message
 
 
 def test_engine_that_cannot_enumerate_proves_nothing_and_dp_refuses(monkeypatch):
