@@ -29,8 +29,9 @@ from greedy._inputs import check_category_codes
 
 from .. import exact
 from ..pipeline import FitPipeline, FitRequest
+from ..pipeline._certificate import OBJECTIVE_TOL
 from ..pipeline._start import tree_from_init
-from ..solvers import check_solver_available
+from ..solvers import check_solver_available, relative_gap
 from ..split_space import SplitSpace
 from ..split_space._encode import encode
 from ._inputs import encode_categories, normalise_weights
@@ -145,6 +146,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             given = self._given_start(X, y, sample_weight, seed)
             space = self._split_space(X, given[0])
         Z = X if space is None else space.transform(X)
+        start = given  # over the user's features, with its own NaN routing
         if space is not None and given[0] is not None:
             encoded = encode(space, given[0])
             if encoded is None:
@@ -178,9 +180,86 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             self.tree_ = space.decode(self.tree_, X, sample_weight)
             if self.init_tree_ is not None:
                 self.init_tree_ = space.decode(self.init_tree_, X, sample_weight)
+            self._settle_split_space(start, given, X, form)
         # the exports show NaN routing at the splits of features that had NaN in training
         self._nan_seen = (np.zeros(self.tree_.node_count, bool) if space is None else
                           ~self.tree_.is_leaf & space.has_missing[np.maximum(self.tree_.feature, 0)])
+
+    def _settle_split_space(self, start, encoded, X, form) -> None:
+        """Say which space ``tree_`` and the proof hold over; return the start when, as it predicts, it is better.
+
+        The split space sends every NaN row to one side of a split; a start's routing may be
+        fractional (greedy CART's: a NaN row goes down both children, weighted), which the
+        space cannot express. The pipeline compared the start ``encoded`` in the space (each
+        NaN to its larger side) with the space's trees, like with like; here ``start`` as it
+        predicts on ``X`` is compared with ``tree_``. ``result_.split_space`` gains ``"start"``
+        (its objective as it predicts, and encoded in the space: None when it has no encoding);
+        its ``"tree"`` says the start is outside the split space when the start is returned (a
+        tree of the problem but for its routing, :meth:`_admissible`) — uncertified, with the
+        a-priori bound, the space's objective, bound and proof kept under ``"space_optimum"``.
+        A proof that stands is noted in ``result_.message`` as one over the split space.
+
+        Parameters
+        ----------
+        start, encoded : (greedy.Tree or None, str or None)
+            The start over the user's features and over the space's columns, with its source.
+        X : ndarray
+            The training features.
+        form : TreeFormulation
+            The fit's formulation (over the space's columns).
+        """
+        result, space = self.result_, self.result_.split_space
+        tree, source = start
+        if tree is not None:
+            if tree.missing_left is None and np.isnan(X).any():
+                tree = tree.with_larger_child_routing()  # how predict routes a tree that learned none
+            objective = form.objective_of_tree(tree, X)
+            space["start"] = {"source": source, "objective": objective,
+                              "objective_in_space": None if encoded[0] is None else form.objective_of_tree(encoded[0])}
+        if tree is None or objective >= result.objective - OBJECTIVE_TOL * max(1.0, abs(result.objective)) or (
+                not self._admissible(tree, X, form.weight_train)):
+            if result.proven_optimal:
+                result.message = "; ".join(filter(None, [result.message, (
+                    "the proof holds over the split space (result_.split_space: each split sends a feature's NaN "
+                    "rows to one side; categorical features split on the subsets listed)")]))
+            return
+        why = "NaN rows split between children" if encoded[0] is not None else "a split outside the split space"
+        space["tree"] = f"the {source} start as it predicts ({why}), outside the split space"
+        space["space_optimum"] = {"objective": result.objective, "bound": result.bound,
+                                  "proven_optimal": result.proven_optimal}
+        proof = "proven optimal" if result.proven_optimal else "the best found"
+        result.message = "; ".join(filter(None, [result.message, (
+            f"returning the {source} start (objective {objective:.10g} on the training data as it predicts, {why}): "
+            f"better than the split space's tree ({proof}, objective {result.objective:.10g}), where each NaN row "
+            f"goes to one side; not certified, since the proof and bound hold over the split space only "
+            f"(result_.split_space['space_optimum'])")]))
+        result.objective, result.proven_optimal = objective, False
+        result.bound = form.objective_lower_bound
+        result.gap = relative_gap(objective, result.bound)
+        if result.termination == "optimal":
+            result.termination = "error"
+        self.tree_ = tree
+
+    def _admissible(self, tree, X, sample_weight) -> bool:
+        """Whether ``tree`` is a tree of the fit's problem but for its routing: axis-aligned, constant leaves,
+        splits on ``allowed_features``, each leaf reached by ``min_samples_leaf`` positive-weight training rows
+        (with any share of their weight, as greedy CART counts a NaN row in both children)."""
+        internal = ~tree.is_leaf
+        if tree.leaf_coef is not None or (tree.feature[internal] < 0).any():
+            return False
+        rows, leaves, share = tree.route(X)
+        reached = (share > 0) & (sample_weight[rows] > 0)
+        counts = np.bincount(leaves[reached], minlength=tree.node_count)
+        if (counts[tree.is_leaf] < self.min_samples_leaf).any():
+            return False
+        stack = [(0, 0)]  # (node, its row of the heap-ordered mask: row r has children 2r + 1, 2r + 2)
+        while self._allowed is not None and stack:
+            node, row = stack.pop()
+            if internal[node]:
+                if not self._allowed[row, tree.feature[node]]:
+                    return False
+                stack += [(tree.children_left[node], 2 * row + 1), (tree.children_right[node], 2 * row + 2)]
+        return True
 
     def _warn_not_converged(self) -> None:
         """Warn that a limit ended the fit before a proof, naming its status and gap (from ``fit``'s caller)."""
@@ -239,11 +318,13 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         return AUTO_CATEGORY_SUBSETS[min(int(self.max_depth), max(AUTO_CATEGORY_SUBSETS))]
 
     def _describe_space(self, space, form) -> dict:
-        """``result_.split_space``: what the proof holds over; warns when it is narrower than CART's."""
+        """``result_.split_space``: what the proof holds over, and ``"tree"``: where ``tree_`` lies (in it,
+        unless :meth:`_settle_split_space` returns a start outside it); warns when it is narrower than CART's."""
         if space is None:
             description = {"identity": True, "features": []}
         else:
             description = space.describe()
+        description["tree"] = "in the split space"
         description["thresholds"] = form.threshold_rule() if form.name != "oct-h" else "hyperplanes"
         names = getattr(self, "feature_names_in_", None)
         for f in description["features"]:

@@ -113,7 +113,9 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         Above it on one-vs-rest, the category-order prefixes and CART's own subsets, so
         CART's tree stays in the space.
         Features with NaN in ``fit`` split with NaN sent to either side (scikit-learn's rule).
-        ``result_.split_space`` records the space a proof holds over (:mod:`optitree.split_space`).
+        ``result_.split_space`` records the space a proof holds over (:mod:`optitree.split_space`)
+        and where ``tree_`` lies: a start that splits NaN rows between both children (greedy
+        CART's) is returned, uncertified, when it beats the space's tree on the training data.
     work_limit : int or None, default=None
         A deterministic budget for the exact engine (its work units: kernel calls weighted by
         rows, :func:`optitree.exact.solve`; the engine then searches on one thread): the same data

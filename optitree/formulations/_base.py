@@ -253,16 +253,19 @@ class TreeFormulation(CompleteTreeShape, ABC):
         return None
 
     # ------------------------------------------------------------------ trees
-    def objective_of_tree(self, tree: Tree) -> float:
+    def objective_of_tree(self, tree: Tree, X=None) -> float:
         """The objective of ``tree`` on the training data, recomputed with numpy.
 
         Uses the tree's own predictions (leaf majority classes, leaf values or leaf
         models), the full training set and weights, and the same units as the model's
-        objective: ``E(T) / baseline_error + penalty(T)``.
+        objective: ``E(T) / baseline_error + penalty(T)``. ``X``: the training rows as
+        ``tree`` reads them, when not the model's matrix (e.g. the user's features, NaN
+        included, for a tree outside the split space: :mod:`optitree.split_space`).
         """
         if tree.task != self.task.name:
             raise ValueError(f"objective_of_tree expects a {self.task.name} tree")
-        loss = self.task.model_loss(tree, self.X_train, self.y_train, self.weight_train * self.weight_scale)
+        X = self.X_train if X is None else X
+        loss = self.task.model_loss(tree, X, self.y_train, self.weight_train * self.weight_scale)
         return loss * self.model_error_scale + self.penalty(tree)
 
     def penalty(self, tree: Tree) -> float:

@@ -145,7 +145,10 @@ class SolveResult:
     :func:`optitree.plot_progress` and the progress line show those. None: objective units.
     ``split_space`` (set by the estimators) is the space of splits the result holds over:
     ``{"thresholds": rule, "features": [...]}`` with each categorical feature's subset rule and
-    the features whose NaN routing was chosen (:meth:`optitree.split_space.SplitSpace.describe`).
+    the features whose NaN routing was chosen (:meth:`optitree.split_space.SplitSpace.describe`);
+    ``"tree"`` says where the returned tree lies, ``"start"`` gives the start's objective as it
+    predicts and encoded in the space, and ``"space_optimum"`` the space's objective, bound and
+    proof when a start outside the space (NaN rows split between children) was returned instead.
     ``acceleration`` records what the exact engine contributed (start, bound rows,
     screening, a certificate; :class:`optitree.pipeline._engine.ExactStage`), None without it.
     """
@@ -263,7 +266,8 @@ class SolveResult:
         return f"search: the exact engine ({', '.join(done)}){returned}; no MIP was built"
 
     def _space_line(self) -> list:
-        """``split space: ...``: what a proof holds over (numeric thresholds, category subsets, NaN routing)."""
+        """``split space: ...``: what a proof holds over (numeric thresholds, category subsets, NaN routing),
+        and where the tree lies when outside it (a start's own NaN routing, with the space's optimum)."""
         space = self.split_space
         if not space:
             return []
@@ -274,7 +278,14 @@ class SolveResult:
                 parts.append(f"{name}: {f.get('subsets')} of {f.get('levels')} levels")
             if f.get("missing") == "both sides":
                 parts.append(f"{name}: NaN either side")
-        return ["split space: " + "; ".join(parts)]
+        lines = ["split space: " + "; ".join(parts)]
+        optimum = space.get("space_optimum")
+        if optimum:
+            held = ("proven optimal" if optimum["proven_optimal"] else "no bound" if optimum["bound"] is None
+                    else f"bound {optimum['bound']:.6g}")
+            lines.append(f"tree: {space['tree']}; the split space's tree: objective {optimum['objective']:.6g} "
+                         f"({held} over the split space)")
+        return lines
 
     def summary(self) -> str:
         """A few human-readable lines: status, objective and bound (also in the data's units), split
