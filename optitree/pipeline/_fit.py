@@ -66,6 +66,13 @@ ENGINE_SHARE_FINAL = 0.97
 #: stopped search never reports or returns worse than its start. Below, CART would be a large
 #: share of a fit the engine proves in milliseconds.
 ENGINE_START_ROWS = 2000
+#: The formulation's improvement heuristic (OCT-H, ORT-L) gets this share of ``time_limit``, at most
+#: :data:`HEURISTIC_SHARE_LEFT` of the time left (the MIP needs the rest) and :data:`HEURISTIC_MAX_SECONDS`;
+#: :data:`HEURISTIC_NO_LIMIT_SECONDS` without a limit.
+HEURISTIC_SHARE = 0.1
+HEURISTIC_SHARE_LEFT = 0.5
+HEURISTIC_MAX_SECONDS = 60.0
+HEURISTIC_NO_LIMIT_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -205,7 +212,7 @@ class FitPipeline:
         if self.stage is not None and engine is None:
             implied_restrictions(form, self.spec, self.stage)
             engine = self.engine()
-        start_tree, start, source, notes = self.start(engine)
+        start_tree, start, source, notes = self.start(engine, build_time)
         start_objective = None if start_tree is None else form.objective_of_tree(start_tree)
         watch.known(incumbent=start_objective)
         root_lower = self.bounds(start_tree, start_objective, source, notes, build_time)
@@ -293,10 +300,11 @@ class FitPipeline:
         self.spec = spec
         return time.perf_counter() - t0
 
-    def start(self, engine):
+    def start(self, engine, build_time):
         """Stage 3: (tree, solver start, source, notes) — the given start, the engine's tree if better and
         feasible, or a repaired one; then the formulation's improvement heuristic
-        (:meth:`~optitree.formulations.TreeFormulation.improve_start`: hyperplanes, linear leaves)."""
+        (:meth:`~optitree.formulations.TreeFormulation.improve_start`: hyperplanes, linear leaves), within
+        its share of the time limit and of the time left (:data:`HEURISTIC_SHARE`)."""
         form, spec, stage = self.form, self.spec, self.stage
         start_tree, start, source, notes = encode_start(form, spec, self.given)
         engine_tree = None if engine is None else self._engine_tree(engine)
@@ -309,9 +317,12 @@ class FitPipeline:
                 solver=self.request.solver)
         if start_tree is not None:
             limit = self.options.time_limit
+            budget = HEURISTIC_NO_LIMIT_SECONDS if limit is None else min(
+                HEURISTIC_SHARE * limit, HEURISTIC_SHARE_LEFT * max(self._time_left(build_time), 0.0),
+                HEURISTIC_MAX_SECONDS)
             with self.watch.stage("heuristic"):
                 improved = form.improve_start(start_tree, self.X, self.y, self.sample_weight, seed=self.request.seed,
-                                              time_limit=10.0 if limit is None else min(0.1 * limit, 60.0))
+                                              time_limit=budget)
             if improved is not None and improved is not start_tree:
                 self.known_trees.append((improved, "heuristic's"))
                 start_tree, start, source = better_start(form, spec, (start_tree, start, source), improved, notes,
@@ -349,11 +360,11 @@ class FitPipeline:
         return root_lower
 
     def _stop_before_solve(self, start_tree, start_objective, source, notes, build_time) -> None:
-        """Charge the engine's time to the limit; end the fit with the start when Ctrl-C came before the solve."""
+        """Charge the time since the fit began (but the build) to the limit; end the fit with the start when
+        Ctrl-C came before the solve."""
         options = self.options
-        if options.time_limit is not None:  # the engine's time counts against the limit
-            elapsed = time.perf_counter() - self.fit_start - build_time
-            options.time_limit = max(options.time_limit - elapsed, 0.05 * options.time_limit)
+        if options.time_limit is not None:
+            options.time_limit = max(self._time_left(build_time), 0.05 * options.time_limit)
         if self.watch.check() and start_tree is not None:
             result = stopped_result(self.form, self.stage, self.spec, start_objective, source, options, build_time,
                                     notes, solver=self.request.solver)
@@ -504,6 +515,10 @@ class FitPipeline:
         return best
 
     # ------------------------------------------------------------------ helpers
+    def _time_left(self, build_time) -> float:
+        """Seconds of ``time_limit`` left (negative once past it): everything since the fit began but the build."""
+        return self.options.time_limit - (time.perf_counter() - self.fit_start - build_time)
+
     def _outcome(self, tree, init_tree, result, notes) -> FitOutcome:
         """The outcome with the result's last touches: notes, times, units, the interrupt's status."""
         notes = [*self.request.input_notes, *notes]
