@@ -465,7 +465,7 @@ def test_binary_kernel_equals_pycontree_on_one_hot_data():
     assert solve(X, y, max_depth=3).objective == errors
 
 
-def test_pair_kernel_only_for_few_thresholds_per_feature():
+def test_pair_columns_only_for_few_thresholds_per_feature():
     """Few thresholds per feature take the pair-count kernel; many (iris: 119 over 4 features) the sweep kernel."""
     from sklearn.datasets import load_iris
 

@@ -1,7 +1,7 @@
 """Lower bounds for a search stopped by a limit, that need no finished sub-problem of the root.
 
-A stopped search reports the least bound over its open sub-problems (:meth:`Search.branch`).
-On a deep problem over many rows no root candidate's children may be solved before the limit,
+A stopped search reports the least bound over its open sub-problems (``Search::branch`` in
+``cpp/search.hpp``). On a deep problem over many rows no root candidate's children may be solved before the limit,
 and that bound is 0. Two bounds hold without them:
 
 * **class counts** (classification): a tree of depth ``d`` has at most ``2**d`` leaves, each
