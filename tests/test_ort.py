@@ -359,6 +359,7 @@ def test_a_linear_leaf_start_keeps_its_leaf_models_and_its_objective():
     assert cost @ x0 + spec.objective_offset == pytest.approx(form.objective_of_tree(prepared), rel=1e-9)
 
 
+@pytest.mark.slow  # 10 s; tests/test_heuristics.py covers the heuristic's start in the default suite
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a limit stops the fit on purpose
 def test_linear_leaves_start_from_the_heuristic_and_beat_the_constant_optimum():
     from sklearn.datasets import load_diabetes
