@@ -295,8 +295,7 @@ def test_request_stop_during_the_root_split_decomposition():
     from pyomo.environ import Constraint
     from sklearn.datasets import load_digits
 
-    X, y = load_digits(return_X_y=True)
-    X, y = X[:600], y[:600]
+    X, y = load_digits(return_X_y=True)  # all 1 797 rows: the engine does not prove depth 3 within its share
 
     def harmless(m):
         m.my_rows = Constraint(expr=sum(m.p[k] for k in m.p) >= 0)
