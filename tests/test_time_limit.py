@@ -91,9 +91,8 @@ def test_a_proven_fit_does_not_warn():
 #: rest come the kill's grace (2 %, at least 0.05 s) and the stages after the solve. Measured below
 #: on 2 loaded cores: 0.22-0.27 s past limit and build. When HiGHS is killed before it reads the start,
 #: the start's check reads HiGHS's matrix back (0.49-0.68 s past limit and build): a check that let
-#: HiGHS compute the row activities (setSolution) was faster but doubled the peak memory of an ORT
-#: fit (5 000 x 10, depth 3: 525 -> 955 MB, tests/test_memory_estimate.py), so that case is not tested
-#: here. SLACK and OVERHEAD (0.5 s at 1 s) are about twice the overshoot when HiGHS reads the start.
+#: HiGHS compute the row activities (setSolution) was faster, but its effect on peak memory is not
+#: settled (tests/test_memory_estimate.py varies from run to run), so that case is not tested here. SLACK and OVERHEAD (0.5 s at 1 s) are about twice the overshoot when HiGHS reads the start.
 SLACK, OVERHEAD = 0.25, 0.25
 
 
