@@ -141,26 +141,34 @@ def _apply_options(h, options: SolveOptions, presolve: str) -> None:
 
 def _feasible_start(h, idx, val, tol=1e-6):
     """``(objective, x)`` of a complete start that satisfies the loaded model (bounds, rows,
-    integrality within ``tol``), else None."""
-    lp = h.getLp()
-    x = np.empty(lp.num_col_)
+    integrality within ``tol``), else None.
+
+    It runs after the limit, so it reads no matrix back: ``setSolution`` with every column
+    makes HiGHS compute the row activities (the whole check 0.1 s for OCT-H depth 4, 2 000
+    rows, 1.8 M nonzeros; converting ``getLp().a_matrix_`` to numpy alone took 0.56 s). The
+    start becomes ``h``'s solution.
+    """
+    import highspy
+
+    n, m = h.getNumCol(), h.getNumRow()
+    x = np.empty(n)
     x[np.asarray(idx, np.intp)] = val
-    lb, ub = np.asarray(lp.col_lower_), np.asarray(lp.col_upper_)
+    _, _, cost, lb, ub, _ = h.getCols(n, np.arange(n, dtype=np.int32))
     if ((x < lb - tol) | (x > ub + tol)).any():
         return None
-    integrality = np.asarray(lp.integrality_, dtype=np.int64)
+    integrality = np.asarray(h.getLp().integrality_, dtype=np.int64)
     if integrality.size and (np.abs(x - np.round(x))[integrality != 0] > tol).any():
         return None
-    import highspy
-    from scipy.sparse import csc_matrix, csr_matrix
-
-    a = lp.a_matrix_
-    kind = csr_matrix if a.format_ == highspy.MatrixFormat.kRowwise else csc_matrix
-    matrix = kind((np.asarray(a.value_), np.asarray(a.index_), np.asarray(a.start_)), shape=(lp.num_row_, lp.num_col_))
-    activity = matrix @ x
-    if ((activity < np.asarray(lp.row_lower_) - tol) | (activity > np.asarray(lp.row_upper_) + tol)).any():
+    if h.setSolution(n, np.arange(n, dtype=np.int32), x) == highspy.HighsStatus.kError:
         return None
-    return float(np.asarray(lp.col_cost_) @ x + lp.offset_), x
+    solution = h.getSolution()
+    if not solution.value_valid:
+        return None
+    _, _, row_lb, row_ub, _ = h.getRows(m, np.arange(m, dtype=np.int32))
+    activity = np.asarray(solution.row_value)
+    if ((activity < row_lb - tol) | (activity > row_ub + tol)).any():
+        return None
+    return float(cost @ x + h.getObjectiveOffset()[1]), x
 
 
 def _set_start(h, start, n_cols):
