@@ -138,18 +138,23 @@ struct Neighbours {
         return {lo_left, lo_right};
     }
 
+    // The bounds on candidate j's children: the neighbours', raised to known_left/known_right[j].
+    std::pair<double, double> bounds_at(int64_t j, int64_t a, int64_t b, const double *known_left,
+                                        const double *known_right) const {
+        auto [bl, br] = point_bounds(j, a, b);
+        return {std::max(bl, known_left[j]), std::max(br, known_right[j])};
+    }
+
     // Drop candidates at both ends of [lo, hi] whose bound (the neighbours', or the one already
     // in out_left/out_right) reaches limit, recording their bounds there (elementwise max).
     // Returns the remaining (lo, hi), empty when lo > hi.
     std::pair<int64_t, int64_t> shrink(int64_t lo, int64_t hi, int64_t a, int64_t b, double limit,
                                        double *out_left, double *out_right) const {
         auto drops = [&](int64_t j) {
-            auto [bl, br] = point_bounds(j, a, b);
-            bl = std::max(bl, out_left[j]);
-            br = std::max(br, out_right[j]);
+            auto [bl, br] = bounds_at(j, a, b, out_left, out_right);
             if (bl + br < limit - EPS) return false;
-            out_left[j] = std::max(out_left[j], bl);
-            out_right[j] = std::max(out_right[j], br);
+            out_left[j] = bl;
+            out_right[j] = br;
             return true;
         };
         while (lo <= hi && drops(lo)) ++lo;
@@ -157,16 +162,20 @@ struct Neighbours {
         return {lo, hi};
     }
 
-    // Record neighbour bounds (elementwise max) for every candidate of [lo, hi]; their least sum.
-    double fill_bounds(int64_t lo, int64_t hi, int64_t a, int64_t b, double *out_left, double *out_right) const {
-        double lowest = INF;
+    // The least children bound over the candidates of [lo, hi], from the neighbours and the known
+    // bounds; with record, each candidate's bounds are stored into out_left/out_right.
+    double lowest(int64_t lo, int64_t hi, int64_t a, int64_t b, double *out_left, double *out_right,
+                  bool record) const {
+        double least = INF;
         for (int64_t j = lo; j <= hi; ++j) {
-            auto [bl, br] = point_bounds(j, a, b);
-            out_left[j] = std::max(out_left[j], bl);
-            out_right[j] = std::max(out_right[j], br);
-            lowest = std::min(lowest, out_left[j] + out_right[j]);
+            auto [bl, br] = bounds_at(j, a, b, out_left, out_right);
+            if (record) {
+                out_left[j] = bl;
+                out_right[j] = br;
+            }
+            least = std::min(least, bl + br);
         }
-        return lowest;
+        return least;
     }
 };
 

@@ -140,20 +140,20 @@ NB_MODULE(_core, m) {
         .def(
             "__init__",
             [](ProblemArrays *self, In2<int32_t> rank, In1<int32_t> y, In1<double> w, In2<double> stats, int loss,
-               int64_t width, std::vector<int64_t> n_thresholds, std::vector<int64_t> col_feature,
-               std::vector<int64_t> col_rank) {
+               int64_t width, std::vector<int64_t> col_feature, std::vector<int64_t> col_rank) {
                 check_loss(loss);
                 const int64_t p = rank.shape(0), n = rank.shape(1);
-                if (int64_t(y.shape(0)) != n || int64_t(w.shape(0)) != n || int64_t(n_thresholds.size()) != p ||
-                    stats.shape(1) != 4 || col_feature.size() != col_rank.size())
+                if (int64_t(y.shape(0)) != n || int64_t(w.shape(0)) != n || stats.shape(1) != 4 ||
+                    col_feature.size() != col_rank.size())
                     throw nb::value_error("the problem's arrays disagree in their shapes");
+                for (int64_t f : col_feature)
+                    if (f < 0 || f >= p) throw nb::value_error("a pair column names a feature outside the problem");
                 new (self) ProblemArrays{rank, y, w, stats,
                                          Problem{as_mat(rank), Targets{y.data(), w.data(), stats.data(), loss, width},
-                                                 std::move(n_thresholds), std::move(col_feature),
-                                                 std::move(col_rank)}};
+                                                 std::move(col_feature), std::move(col_rank)}};
             },
             "rank"_a.noconvert(), "y"_a.noconvert(), "w"_a.noconvert(), "stats"_a.noconvert(), "loss"_a, "width"_a,
-            "n_thresholds"_a, "col_feature"_a, "col_rank"_a);
+            "col_feature"_a, "col_rank"_a);
 
     nb::class_<SearchRun>(m, "Search",
                           "The exact search of one problem on native threads (cpp/search.hpp, cpp/root.hpp).")

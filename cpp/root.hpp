@@ -45,7 +45,6 @@ class SearchRun {
 
     Search &search() { return *search_; }
     Control &control() { return control_; }
-    const Settings &settings() const { return settings_; }
 
     // The limits of the next job: seconds from now (inf: none), node and work budgets (inf: none).
     void set_limits(double seconds, double node_limit, double work_limit) {
@@ -161,24 +160,20 @@ class SearchRun {
         double best = s.leaf_cost(view);
         NodePtr nodes;
         control_.trace.add(best);
-        std::optional<double> given = start_tree ? tree_cost(view, start_tree, depth) : std::nullopt;
-        if (given && *given < best - EPS) {
-            best = *given;
-            nodes = start_tree;
+        auto improve = [&](double cost, const NodePtr &tree) {
+            if (cost >= best - EPS) return;
+            best = cost;
+            nodes = tree;
             control_.trace.add(best);
-        }
+        };
+        if (std::optional<double> given = start_tree ? tree_cost(view, start_tree, depth) : std::nullopt)
+            improve(*given, start_tree);
         if (depth <= 2) return merge(s.solve(view, depth, 1, upper_bound), {best, 0.0, nodes});
-        // a depth-2 optimum is a valid start for depth D: a strong first incumbent
-        Subtree start = s.solve(view, 2, 1, upper_bound);
-        if (start.cost < best - EPS) {
-            best = start.cost;
-            nodes = start.nodes;
-            control_.trace.add(best);
-        }
+        Subtree start = s.solve(view, 2, 1, upper_bound);  // a depth-2 optimum: a strong first incumbent
+        improve(start.cost, start.nodes);
         const bool first_pass = settings_.anytime || depth == 3;  // at depth 3 an early incumbent
         if (threads > 1) return parallel(view, depth, upper_bound, best, nodes, threads, alone_seconds, first_pass);
-        return s.branch(view, depth, 1, upper_bound, best, nodes, true, nullptr, RootShare{nullptr, nullptr, 0, true},
-                        first_pass);
+        return s.branch(view, depth, 1, upper_bound, best, nodes, true, nullptr, {}, first_pass);
     }
 
     Subtree parallel(const RowSet &view, int64_t depth, double upper_bound, double best, NodePtr best_nodes,
@@ -189,8 +184,7 @@ class SearchRun {
         bool capped;
         {
             Search::Capped cap(s, std::nullopt, alone_seconds);  // most small problems end here
-            alone = s.branch(view, depth, 1, upper_bound, best, best_nodes, true, &features,
-                             RootShare{nullptr, nullptr, 0, true}, first_pass);
+            alone = s.branch(view, depth, 1, upper_bound, best, best_nodes, true, &features, {}, first_pass);
             capped = s.exhausted;
         }
         if (!capped || s.exhausted) return alone;  // solved, or stopped by the search's own limits
@@ -223,7 +217,7 @@ class SearchRun {
         auto work = [&](int64_t k) {
             try {
                 results[k] = subs[k]->branch(view, depth, 1, upper_bound, best, best_nodes, true, &dealt[k],
-                                             RootShare{&shared, &claims, k, true}, first_pass);
+                                             RootShare{&shared, &claims, k}, first_pass);
             } catch (...) {
                 errors[k] = std::current_exception();
                 control_.stop.store(true);  // the others stop too; the error is raised once all have ended

@@ -66,14 +66,12 @@ struct RowSet {
 struct Problem {
     Ranks rank;  // (p, n_total)
     Targets d;
-    std::vector<int64_t> n_thresholds;  // per feature
     std::vector<int64_t> col_feature, col_rank;  // the pair kernel's columns; empty: the sweep kernel
     int64_t features() const { return rank.rows; }
     int64_t n_total() const { return rank.cols; }
     bool regression() const { return d.loss != MISCLASSIFICATION; }
 };
 
-// What a search solves and how: the problem's restrictions and the search's tuning.
 // A read-only table of flags (rows x cols), shared by the copies of the settings.
 struct FlagTable {
     std::shared_ptr<bool[]> store;
@@ -85,6 +83,7 @@ struct FlagTable {
     const bool *row(int64_t r) const { return store.get() + r * cols; }
 };
 
+// What a search solves and how: the problem's restrictions and the search's tuning.
 struct Settings {
     FlagTable allowed;  // (2^depth - 1, p): row h - 1 for node h
     double alpha = 0.0;
@@ -148,7 +147,6 @@ class Cache {
 // Improvements of the root's incumbent: (seconds since the run's start, cost), read by the caller.
 class Trace {
   public:
-    explicit Trace(Clock::time_point start) : start_(start) {}
     void add(double cost) {
         std::lock_guard<std::mutex> lock(mutex_);
         points_.emplace_back(seconds_since(start_), cost);
@@ -164,7 +162,7 @@ class Trace {
     }
 
   private:
-    Clock::time_point start_;
+    Clock::time_point start_ = Clock::now();
     std::mutex mutex_;
     std::vector<std::pair<double, double>> points_;
 };
@@ -203,7 +201,7 @@ struct Control {
     std::atomic<bool> stop{false};
     std::atomic<int64_t> nodes{0};
     LiveBound live_bound;
-    Trace trace{Clock::now()};
+    Trace trace;
 };
 
 // The least cost found by any of the root's workers.
@@ -274,7 +272,6 @@ struct RootShare {
     SharedIncumbent *incumbent = nullptr;
     FeatureClaims *claims = nullptr;
     int64_t me = 0;
-    bool publish = false;  // publish the bound over the features it holds (Control::live_bound, slot me)
 };
 
 // ------------------------------------------------------------------ the search
@@ -393,10 +390,20 @@ class Search {
     // budget: it then returns the best tree and the bound proven so far, merged with the cached ones.
     Subtree solve(const RowSet &v, int64_t depth, int64_t node, double upper_bound);
 
-    // Search the splits of v feature by feature from the incumbent (best, best_nodes); see root.hpp
-    // and the Python documentation of optitree.exact._search for the strategy.
+    // Search the splits of v feature by feature from the incumbent (best, best_nodes) below
+    // upper_bound; returns the best tree and min(cutoff, alpha + the least bound of an open candidate).
+    //   * features (default: the allowed ones, best single split first) are those searched here;
+    //     with share, the others' incumbent prunes as this one's does, and a feature another worker
+    //     took over is left to it (neither searched nor counted in the bound);
+    //   * first_pass: every feature first takes one step (at depth >= 4 a probe with capped
+    //     children), so that a stop leaves a bound over every candidate and an early incumbent;
+    //   * best_first: the scans interleaved, one solved candidate at a time from the scan whose next
+    //     interval lies next to the cheapest tree found; otherwise each feature's scan to its end;
+    //   * at depth 3 on one-threshold features, each feature's one candidate solved without a scan;
+    //   * report (the root of a run): new incumbents go to the trace, and about every 50 ms the
+    //     bound over the held features to the live bound (slot share.me).
     Subtree branch(const RowSet &v, int64_t depth, int64_t node, double upper_bound, double best, NodePtr best_nodes,
-                   bool on_improve, const std::vector<int64_t> *features, RootShare share, bool first_pass);
+                   bool report, const std::vector<int64_t> *features, RootShare share, bool first_pass);
 
     // The allowed features at node, the best single split's cost first.
     std::vector<int64_t> feature_order(const RowSet &v, int64_t node) const {
@@ -568,14 +575,7 @@ class FeatureScan {
                 double slack = std::max(dist_left[mid] - dist_left[lo], dist_left[hi] - dist_left[mid]);
                 sides = s.solve_children(left, right, depth - 1, node, limit, slack);
             }
-            pop(k);
-            // a child stopped by the budget may know less than the neighbours' bounds: keep the larger
-            auto [near_left, near_right] = neighbours().point_bounds(mid, a, b);
-            solved_left[mid] = bound_left[mid] = std::max({bound_left[mid], sides.first.lower_bound, near_left});
-            solved_right[mid] = bound_right[mid] = std::max({bound_right[mid], sides.second.lower_bound, near_right});
-            double cost = s.S.alpha + sides.first.cost + sides.second.cost;
-            tree_cost[mid] = std::min(tree_cost[mid], cost);
-            split_interval(lo, mid, hi, a, b);
+            double cost = settle(k, lo, mid, hi, a, b, sides);
             NodePtr split = split_at(mid, sides);
             if (sides.first.exact() && sides.second.exact()) {
                 exact[mid] = true;
@@ -600,13 +600,7 @@ class FeatureScan {
         if (bound_left[mid] + bound_right[mid] >= limit - EPS) return {};
         auto sides = capped_children(mid, limit);
         if (!sides) return {};
-        auto [near_left, near_right] = neighbours().point_bounds(mid, a, b);
-        solved_left[mid] = bound_left[mid] = std::max({bound_left[mid], sides->first.lower_bound, near_left});
-        solved_right[mid] = bound_right[mid] = std::max({bound_right[mid], sides->second.lower_bound, near_right});
-        pop(k);
-        double cost = s.S.alpha + sides->first.cost + sides->second.cost;
-        tree_cost[mid] = std::min(tree_cost[mid], cost);
-        split_interval(lo, mid, hi, a, b);
+        double cost = settle(k, lo, mid, hi, a, b, *sides);
         queue.push_back({-INF, pushed++, mid, mid, a, b});  // first, before any other
         std::vector<Step> found{{s.S.alpha + solved_left[mid] + solved_right[mid], cost, split_at(mid, *sides)}};
         if (auto stump = probe_stump(target)) found.push_back(*stump);
@@ -616,25 +610,13 @@ class FeatureScan {
     // The priority of the next interval; inf when none is left.
     double priority() const { return queue.empty() ? INF : priority_of(queue[next()]); }
 
-    // Lowest children bound over candidates not yet resolved, recording nothing (a progress report
-    // must not change the search).
-    double lowest_open() const {
+    // Lowest children bound over candidates not yet resolved. After a stop (record) the neighbour
+    // bounds are stored as known bounds; a progress report records nothing: it must not change the search.
+    double open_bound(bool record = true) {
         double lowest = unresolved;
         Neighbours nb = neighbours();
         for (const Entry &e : queue)
-            for (int64_t j = e.lo; j <= e.hi; ++j) {
-                auto [bl, br] = nb.point_bounds(j, e.a, e.b);
-                lowest = std::min(lowest, std::max(bl, bound_left[j]) + std::max(br, bound_right[j]));
-            }
-        return lowest;
-    }
-
-    // Lowest children bound over candidates not yet resolved (after a stop); records neighbour bounds.
-    double open_bound() {
-        double lowest = unresolved;
-        Neighbours nb = neighbours();
-        for (const Entry &e : queue)
-            lowest = std::min(lowest, nb.fill_bounds(e.lo, e.hi, e.a, e.b, bound_left.data(), bound_right.data()));
+            lowest = std::min(lowest, nb.lowest(e.lo, e.hi, e.a, e.b, bound_left.data(), bound_right.data(), record));
         return lowest;
     }
 
@@ -697,6 +679,21 @@ class FeatureScan {
 
     void push(int64_t lo, int64_t hi, int64_t a, int64_t b) { queue.push_back({0.0, pushed++, lo, hi, a, b}); }
 
+    // Record the solved children of mid (queue entry k, interval [lo, hi] between a and b): their
+    // bounds, raised to the neighbours' (a child stopped by the budget may know less), and the
+    // tree's cost; the interval's two sides are queued. Returns the tree's cost.
+    double settle(size_t k, int64_t lo, int64_t mid, int64_t hi, int64_t a, int64_t b,
+                  const std::pair<Subtree, Subtree> &sides) {
+        pop(k);
+        auto [near_left, near_right] = neighbours().point_bounds(mid, a, b);
+        solved_left[mid] = bound_left[mid] = std::max({bound_left[mid], sides.first.lower_bound, near_left});
+        solved_right[mid] = bound_right[mid] = std::max({bound_right[mid], sides.second.lower_bound, near_right});
+        double cost = s.S.alpha + sides.first.cost + sides.second.cost;
+        tree_cost[mid] = std::min(tree_cost[mid], cost);
+        split_interval(lo, mid, hi, a, b);
+        return cost;
+    }
+
     // Queue the two sides of [lo, hi] (ends a, b) around its solved mid.
     void split_interval(int64_t lo, int64_t mid, int64_t hi, int64_t a, int64_t b) {
         if (mid < hi) push(mid + 1, hi, mid, b);
@@ -733,31 +730,24 @@ class FeatureScan {
         if (P.regression() || T < 3) return std::nullopt;
         const int32_t *rows = view.srt.row(feature);
         const int64_t m = view.size();
-        // cumulative class weights along the feature's order, read at every candidate
-        std::vector<double> cum(size_t(K), 0.0);
-        std::vector<double> at_candidate(size_t(T * K));
-        int64_t next_candidate = 0;
-        for (int64_t t = 0; t < m; ++t) {
-            cum[P.d.y[rows[t]]] += P.d.w[rows[t]];
-            while (next_candidate < T && n_left[next_candidate] - 1 == t) {
-                std::copy(cum.begin(), cum.end(), at_candidate.begin() + next_candidate * K);
-                ++next_candidate;
-            }
-        }
-        int64_t j = 0;
+        // class weights of all rows, then of the left side at each candidate, summed in the feature's order
+        std::vector<double> total(size_t(K), 0.0), left(size_t(K), 0.0);
+        for (int64_t t = 0; t < m; ++t) total[P.d.y[rows[t]]] += P.d.w[rows[t]];
+        int64_t j = 0, c = 0;
         double best_score = -INF;
-        for (int64_t c = 0; c < T; ++c) {
+        for (int64_t t = 0; t < m && c < T; ++t) {
+            left[P.d.y[rows[t]]] += P.d.w[rows[t]];
+            if (n_left[c] - 1 != t) continue;
             double left_top = -INF, right_top = -INF;
             for (int64_t k = 0; k < K; ++k) {
-                double l = at_candidate[c * K + k];
-                left_top = std::max(left_top, l);
-                right_top = std::max(right_top, cum[k] - l);
+                left_top = std::max(left_top, left[k]);
+                right_top = std::max(right_top, total[k] - left[k]);
             }
-            double score = left_top + right_top;  // fewest misclassified as a stump
-            if (score > best_score) {
-                best_score = score;
+            if (left_top + right_top > best_score) {  // fewest misclassified as a stump
+                best_score = left_top + right_top;
                 j = c;
             }
+            ++c;
         }
         double limit = target() - s.S.alpha;
         if (exact[j] || bound_left[j] + bound_right[j] >= limit - EPS) return std::nullopt;
@@ -863,7 +853,7 @@ inline std::unique_ptr<FeatureScan> Search::scan(const RowSet &v, int64_t featur
 }
 
 inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, double upper_bound, double best,
-                              NodePtr best_nodes, bool on_improve, const std::vector<int64_t> *features_given,
+                              NodePtr best_nodes, bool report, const std::vector<int64_t> *features_given,
                               RootShare share, bool first_pass) {
     SharedIncumbent *shared = share.incumbent;
     FeatureClaims *claims = share.claims;
@@ -878,24 +868,27 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
     double unresolved = INF;  // lowest children bound (without alpha) of a non-exact candidate of the binary steps
 
     auto held = [&](int64_t f) { return !claims || claims->holds(f, share.me); };
-    Clock::time_point next_publish = Clock::now();
-    auto publish = [&] {  // the bound over the held features, for progress reports
-        if (!share.publish || Clock::now() < next_publish) return;
-        next_publish = Clock::now() + std::chrono::milliseconds(50);
+    // The least children bound of an open candidate of the held features (0 for one not started).
+    auto least_open = [&](bool record) {
         double open = INF;
         for (auto &sc : started)
-            if (held(sc->feature)) open = std::min(open, sc->lowest_open());
+            if (held(sc->feature)) open = std::min(open, sc->open_bound(record));
         for (size_t j = started.size(); j < features.size(); ++j)
-            if (held(features[j])) open = std::min(open, 0.0);
-        control_.live_bound.publish(size_t(share.me), std::min(cutoff(), alpha + std::min(open, unresolved)));
+            if (held(features[j])) open = 0.0;
+        return open;
     };
+    Clock::time_point next_publish = Clock::now();
     auto take = [&](const Step &step) {
         if (step.split && step.cost < best - EPS) {
             best = step.cost;
             best_nodes = step.split;
-            if ((!shared || shared->offer(best)) && on_improve) control_.trace.add(best);
+            if ((!shared || shared->offer(best)) && report) control_.trace.add(best);
         }
-        publish();
+        if (report && Clock::now() >= next_publish) {
+            next_publish = Clock::now() + std::chrono::milliseconds(50);
+            control_.live_bound.publish(size_t(share.me),
+                                        std::min(cutoff(), alpha + std::min(least_open(false), unresolved)));
+        }
     };
     auto start = [&](int64_t f) { started.push_back(scan(v, f, depth, node, cutoff())); };
     // The next step of started[k] while its feature is held, its work published to the claims.
@@ -986,12 +979,7 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
             }
         }
     } catch (const BudgetExhausted &) {
-        double open = INF;
-        for (auto &sc : started)
-            if (held(sc->feature)) open = std::min(open, sc->open_bound());
-        for (size_t j = started.size(); j < features.size(); ++j)
-            if (held(features[j])) open = std::min(open, 0.0);
-        return {best, std::min(cutoff(), alpha + open), best_nodes};
+        return {best, std::min(cutoff(), alpha + least_open(true)), best_nodes};
     }
     double open = started.empty() ? unresolved : INF;
     for (auto &sc : started)

@@ -39,12 +39,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import warnings
-from importlib import metadata
 from pathlib import Path
 
+from optitree._provenance import package_versions
+
+from .records import atomic_write_json
 from .report import markdown_table
 
 ROWS = (10_000, 30_000, 100_000, 300_000, 1_000_000)
@@ -323,43 +324,6 @@ def plot(results, path, time_limit):
     plt.close(fig)
 
 
-def write_json(path, payload):
-    """Write ``payload`` to ``path`` atomically (a temporary file in the same directory, then ``os.replace``).
-
-    Parameters
-    ----------
-    path : str
-    payload : dict
-    """
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".bench_scaling.", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(payload, f, indent=1)
-        os.chmod(tmp, 0o644)  # mkstemp's file is private
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def versions():
-    """Installed versions of :data:`PACKAGES` (None when one is not installed).
-
-    Returns
-    -------
-    dict
-    """
-    out = {}
-    for name in PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
 def main(argv=None):
     """Run the study, print the table; optionally plot and write JSON.
 
@@ -406,7 +370,8 @@ def main(argv=None):
     if args.json:
         command = [sys.executable, "-m", "experiments.bench_scaling",
                    *(sys.argv[1:] if argv is None else argv)]
-        write_json(args.json, {"command": command, "versions": versions(),
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        atomic_write_json(args.json, {"command": command, "versions": package_versions(PACKAGES),
                                "config": {"rows": args.rows, "depths": args.depths, "time_limit": args.time_limit,
                                           "seed": args.seed, "solvers": solvers},
                                "results": results})

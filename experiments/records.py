@@ -51,10 +51,14 @@ def utc_now() -> str:
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:
-    """Write ``obj`` as JSON to ``path`` atomically (temp file in the same dir, fsync, os.replace)."""
+    """Write ``obj`` as JSON to ``path`` atomically (:func:`atomic_write_text`)."""
+    atomic_write_text(path, json.dumps(json_safe(obj), indent=1, sort_keys=True, allow_nan=False))
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (temp file in the same dir, fsync, os.replace)."""
     path = Path(path)
-    text = json.dumps(json_safe(obj), indent=1, sort_keys=True, allow_nan=False)
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=".json", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=path.suffix or ".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600: the mode of a file opened for writing, as the others
         with os.fdopen(fd, "w", encoding="utf-8") as f:

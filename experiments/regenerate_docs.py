@@ -70,6 +70,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from .records import atomic_write_text
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 FIGURE_SCRIPT = ROOT / "docs" / "make_readme_figures.py"
@@ -269,19 +271,11 @@ def render(readme: str, out_dir: Path, seconds: float | None = None, load: float
 
 
 def write_atomically(path: Path, text: str) -> bool:
-    """Write ``text`` to ``path`` through a temporary file and a rename; False (untouched) when unchanged."""
+    """Write ``text`` to ``path`` atomically (:func:`experiments.records.atomic_write_text`); False
+    (untouched) when unchanged."""
     if path.is_file() and path.read_text() == text:
         return False
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text)
     return True
 
 

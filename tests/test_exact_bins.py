@@ -72,3 +72,24 @@ def test_no_all_midpoints_bound_with_a_leaf_size_minimum():
     X, y, w, opts, bins = instance(3)
     res = solve(X, y, w, max_bins=2, **{**opts, "min_samples_leaf": 2})
     assert res.all_midpoints_bound is None and res.split_space.startswith("max_bins=2")
+
+
+def test_a_start_is_read_in_the_bins_or_not_at_all():
+    """A start's split lands on the rank of its partition of the rows: at a bin edge, the bin below it; inside a
+    bin, no split of the binned space sends the same rows left, so the start is not read (None)."""
+    from greedy import Tree
+    from optitree.exact._tree import from_tree
+
+    X = np.arange(40.0)[:, None]
+    data = prepare(X, np.arange(40) % 2, max_bins=4)
+    edges = data.thresholds[0]
+
+    def stump(t):
+        return Tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [t, np.nan, np.nan], [[1, 1], [1, 0], [0, 1]], n_features=1)
+
+    for r, edge in enumerate(edges):
+        f, rank, _, _ = from_tree(data, stump(edge))
+        assert (f, rank) == (0, r)
+        assert np.array_equal(data.rank[0] <= rank, X[:, 0] <= edge)
+    assert from_tree(data, stump(edges[0] + 1.0)) is None
+    assert from_tree(prepare(X, np.arange(40) % 2), stump(edges[0] + 1.0)) is not None

@@ -35,19 +35,21 @@ def test_the_problems_arrays_are_never_converted():
     data = prepare(np.arange(6.0)[:, None], [0, 0, 1, 1, 0, 1])
     y, w, stats, loss, width = data.kernel_args()
     with pytest.raises(TypeError):
-        _core.Problem(data.rank, y, w.astype(np.float32), stats, loss, width, [5], [], [])
+        _core.Problem(data.rank, y, w.astype(np.float32), stats, loss, width, [], [])
     with pytest.raises(TypeError):
-        _core.Problem(np.asfortranarray(np.vstack([data.rank, data.rank])), y, w, stats, loss, width, [5, 5], [], [])
-    _core.Problem(data.rank, y, w, stats, loss, width, [5], [], [])
+        _core.Problem(np.asfortranarray(np.vstack([data.rank, data.rank])), y, w, stats, loss, width, [], [])
+    _core.Problem(data.rank, y, w, stats, loss, width, [], [])
 
 
 def test_bad_arguments_are_value_errors():
     data = prepare(np.arange(6.0)[:, None], [0, 0, 1, 1, 0, 1])
     y, w, stats, _, width = data.kernel_args()
     with pytest.raises(ValueError, match="loss code"):
-        _core.Problem(data.rank, y, w, stats, 7, width, [5], [], [])
+        _core.Problem(data.rank, y, w, stats, 7, width, [], [])
     with pytest.raises(ValueError, match="shapes"):
-        _core.Problem(data.rank, y, w, stats, 0, width, [5, 5], [], [])
+        _core.Problem(data.rank, y[:3], w, stats, 0, width, [], [])
+    with pytest.raises(ValueError, match="outside the problem"):
+        _core.Problem(data.rank, y, w, stats, 0, width, [1], [0])
     with pytest.raises(ValueError, match="n_left"):
         _core.partition(data.view, data.rank[0], 2, 7)
     search = Search(data, np.ones((1, 1), bool), 0.0, 1, np.inf, None)

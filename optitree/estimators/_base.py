@@ -30,6 +30,7 @@ from greedy._inputs import check_category_codes
 from .. import exact
 from ..pipeline import FitPipeline, FitRequest
 from ..pipeline._certificate import OBJECTIVE_TOL
+from ..pipeline._engine import admits
 from ..pipeline._start import tree_from_init
 from ..solvers import check_solver_available, relative_gap
 from ..split_space import SplitSpace
@@ -242,24 +243,17 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
 
     def _admissible(self, tree, X, sample_weight) -> bool:
         """Whether ``tree`` is a tree of the fit's problem but for its routing: axis-aligned, constant leaves,
-        splits on ``allowed_features``, each leaf reached by ``min_samples_leaf`` positive-weight training rows
-        (with any share of their weight, as greedy CART counts a NaN row in both children)."""
-        internal = ~tree.is_leaf
-        if tree.leaf_coef is not None or (tree.feature[internal] < 0).any():
+        splits on ``allowed_features`` and on at most ``max_distinct_features`` features, each leaf reached by
+        ``min_samples_leaf`` positive-weight training rows (with any share of their weight, as greedy CART
+        counts a NaN row in both children)."""
+        if tree.leaf_coef is not None or (tree.feature[~tree.is_leaf] < 0).any():
+            return False
+        if not admits(tree, self._allowed, self.max_distinct_features):
             return False
         rows, leaves, share = tree.route(X)
         reached = (share > 0) & (sample_weight[rows] > 0)
         counts = np.bincount(leaves[reached], minlength=tree.node_count)
-        if (counts[tree.is_leaf] < self.min_samples_leaf).any():
-            return False
-        stack = [(0, 0)]  # (node, its row of the heap-ordered mask: row r has children 2r + 1, 2r + 2)
-        while self._allowed is not None and stack:
-            node, row = stack.pop()
-            if internal[node]:
-                if not self._allowed[row, tree.feature[node]]:
-                    return False
-                stack += [(tree.children_left[node], 2 * row + 1), (tree.children_right[node], 2 * row + 2)]
-        return True
+        return bool((counts[tree.is_leaf] >= self.min_samples_leaf).all())
 
     def _warn_not_converged(self) -> None:
         """Warn that a limit ended the fit before a proof, naming its status and gap (from ``fit``'s caller)."""

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from greedy import FeatureBinner, midpoint_threshold
-from greedy._hist import MAX_BINS_LIMIT
+from greedy._hist import check_max_bins
 
 from . import _kernels as K
 
@@ -159,9 +158,11 @@ def prepare(X, y, sample_weight=None, *, loss="misclassification", max_bins=None
     """
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
-    if max_bins is not None and (isinstance(max_bins, bool) or not isinstance(max_bins, numbers.Integral)
-                                 or not 2 <= max_bins <= MAX_BINS_LIMIT):
-        raise ValueError(f"max_bins must be None or an integer in [2, {MAX_BINS_LIMIT}], got {max_bins!r}")
+    if max_bins is not None:
+        try:
+            max_bins = check_max_bins(max_bins)
+        except TypeError as error:  # a value of the wrong kind is a bad value, as one out of range
+            raise ValueError(str(error)) from None
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D, got shape {X.shape}")
@@ -222,10 +223,10 @@ def prepare(X, y, sample_weight=None, *, loss="misclassification", max_bins=None
     view = order.astype(np.int32)
     binned = np.array([max_bins is not None and len(t) >= max_bins for t in thresholds], dtype=bool)
     if binned.any():  # bin codes are a monotone map of the ranks: the view stays sorted
-        binner = FeatureBinner(int(max_bins)).fit(Xk[:, binned])
+        binner = FeatureBinner(max_bins).fit(Xk[:, binned])
         for f, edges in zip(np.flatnonzero(binned), binner.bin_edges_):
             rank[f] = np.searchsorted(edges, Xk[:, f], side="left")
             thresholds[f] = edges
     return ExactData(Xk, np.ascontiguousarray(codes[kept].astype(np.int32)), wk, scale, classes, rank, thresholds,
                      view, kept, loss, stats, centre, target_scale, weight_unit,
-                     None if max_bins is None else int(max_bins), binned)
+                     max_bins, binned)

@@ -133,8 +133,7 @@ class Search:
             d = self.data
             columns = pair_columns(d)
             col_feature, col_rank = ([], []) if columns is None else columns
-            problem = CoreProblem(d.rank, d.y, d.weight, d.stats, d.loss_code, d.width,
-                                    [len(t) for t in d.thresholds], col_feature, col_rank)
+            problem = CoreProblem(d.rank, d.y, d.weight, d.stats, d.loss_code, d.width, col_feature, col_rank)
             self._core = CoreSearch(problem, self.allowed, self.alpha, self.min_leaf, self.anytime, RELAXED_WORK,
                                       self.best_first, self.binary)
         return self._core

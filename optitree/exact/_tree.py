@@ -70,15 +70,15 @@ def to_tree(data: ExactData, nodes, rows) -> Tree:
 def from_tree(data: ExactData, tree: Tree):
     """The nested splits of a ``greedy.Tree`` over ``data``'s features, or None when it has other splits.
 
-    A split ``x[f] <= t`` becomes ``rank[f] <= r`` with ``r`` the rank of the largest distinct
-    value of ``f`` at most ``t``: the same partition of ``data``'s rows. Categorical, oblique
-    and linear-leaf trees have no such form (None). Whether the result is a tree of the
-    problem (depth, allowed features, leaf sizes) is the search's to check.
+    A split ``x[f] <= t`` becomes ``rank[f] <= r``, ``r`` the largest rank of a row with
+    ``x[f] <= t``: the same partition of ``data``'s rows, which exists unless ``t`` falls inside
+    one of ``max_bins``'s bins. Categorical, oblique and linear-leaf trees have no such form
+    either (None). Whether the result is a tree of the problem (depth, allowed features, leaf
+    sizes) is the search's to check.
     """
     if tree.n_features != data.n_features or any(
             getattr(tree, name, None) is not None for name in ("category_left", "split_coef", "leaf_coef")):
         return None
-    values = [np.unique(data.X[:, f]) for f in range(data.n_features)]
 
     def nodes(i):
         if tree.children_left[i] == TREE_LEAF:
@@ -86,7 +86,10 @@ def from_tree(data: ExactData, tree: Tree):
         f, t = int(tree.feature[i]), float(tree.threshold[i])
         if not 0 <= f < data.n_features or not np.isfinite(t):
             raise ValueError
-        r = int(np.searchsorted(values[f], t, side="right")) - 1
+        goes_left = data.X[:, f] <= t
+        r = int(data.rank[f, goes_left].max(initial=-1))
+        if (data.rank[f, ~goes_left] <= r).any():  # t splits a bin
+            raise ValueError
         return f, r, nodes(tree.children_left[i]), nodes(tree.children_right[i])
 
     try:

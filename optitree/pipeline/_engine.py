@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import exact
-from ..formulations._heap import PASS_THROUGH, to_heap
 from ._decomposition import infeasible_fixings
 
-__all__ = ["STAGES", "parse_acceleration", "ExactStage", "make_stage", "model_units", "engine_targets",
+__all__ = ["STAGES", "parse_acceleration", "ExactStage", "admits", "make_stage", "model_units", "engine_targets",
            "restrict_features", "implied_restrictions", "apply_engine_bounds"]
 
 #: Stages of the acceleration, each can be switched off (``acceleration="start+rows"`` ...).
@@ -111,12 +110,7 @@ class ExactStage:
 
     def admits(self, tree) -> bool:
         """Whether ``tree`` splits only on allowed features, on at most ``max_distinct_features`` of them."""
-        heap = to_heap(tree, None if self.allowed is None else int(np.log2(self.allowed.shape[0] + 1)))
-        split = np.flatnonzero(heap.feature != PASS_THROUGH)
-        if self.allowed is not None and not self.allowed[split, heap.feature[split]].all():
-            return False
-        k = self.max_distinct_features
-        return k is None or np.unique(heap.feature[split]).size <= k
+        return admits(tree, self.allowed, self.max_distinct_features)
 
     # ------------------------------------------------------------------ engine solve
     def solve(self, data, form, *, max_depth, min_samples_leaf, time_limit, callback=None, threads=1,
@@ -165,6 +159,25 @@ class ExactStage:
         )
         self.times["bounds"] = time.perf_counter() - t0
         return bounds
+
+
+def admits(tree, allowed, max_distinct_features) -> bool:
+    """Whether ``tree`` splits only on features ``allowed`` at its nodes, on at most ``max_distinct_features``.
+
+    ``allowed``: a bool mask ``(2**depth - 1, n_features)`` over branch nodes in heap order (row
+    ``r`` has children ``2r + 1`` and ``2r + 2``), or None; a split below its depth is not allowed.
+    """
+    internal = ~tree.is_leaf
+    if max_distinct_features is not None and np.unique(tree.feature[internal]).size > max_distinct_features:
+        return False
+    stack = [(0, 0)]  # (node, its row of the mask)
+    while allowed is not None and stack:
+        node, row = stack.pop()
+        if internal[node]:
+            if row >= allowed.shape[0] or not allowed[row, tree.feature[node]]:
+                return False
+            stack += [(tree.children_left[node], 2 * row + 1), (tree.children_right[node], 2 * row + 2)]
+    return True
 
 
 def restrict_features(form, spec, allowed) -> int:
