@@ -1,4 +1,4 @@
-"""``experiments.bench_certified --task regression``: its rows and checks, with stand-in estimators (fast).
+"""``benchmarks.certified --task regression``: its rows and checks, with stand-in estimators (fast).
 
 The stand-ins make the outcome known without solving anything: a tree claimed proven that
 is worse than STreeD's optimum must be flagged, a fit below a proven optimum must be
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import optitree
-from experiments import bench_certified as bc
+from benchmarks import certified as bc
 
 pytest.importorskip("pystreed")
 
@@ -140,7 +140,7 @@ def test_main_regression_summary(tiny, monkeypatch, capsys):
 
 def test_streed_unfinished_or_not_run(tiny, monkeypatch):
     """STreeD's tree after its time limit is an upper bound: a proof above it is false; too large: no run."""
-    import experiments._peers as peers
+    import benchmarks._peers as peers
 
     X, y = tiny
     sst = float(((y - y.mean()) ** 2).sum())
@@ -159,7 +159,7 @@ def test_streed_unfinished_or_not_run(tiny, monkeypatch):
 
 
 def test_run_streed_refuses_an_encoding_over_the_limits():
-    from experiments._peers import run_streed
+    from benchmarks._peers import run_streed
 
     X = np.random.RandomState(0).rand(50, 3)
     out = run_streed(X, X[:, 0], 2, max_binary_features=100)

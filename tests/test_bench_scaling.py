@@ -1,9 +1,10 @@
-"""experiments/bench_scaling.py on a tiny configuration, and the harness's make_classification dataset."""
+"""src/benchmarks/scaling.py on a tiny configuration, and the harness's make_classification dataset."""
 
 import importlib.util
 import json
 
-from experiments import bench_scaling, config
+from benchmarks import scaling as bench_scaling
+from experiments import config
 from experiments.datasets import load_dataset
 from experiments.runner import execute_run
 

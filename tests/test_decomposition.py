@@ -22,7 +22,7 @@ from optitree.model import ModelSpec  # noqa: E402
 from optitree.solvers import SolveOptions  # noqa: E402
 from test_bruteforce import random_dataset  # noqa: E402
 
-from experiments.bench_certified import max_features  # noqa: E402
+from benchmarks.certified import max_features  # noqa: E402
 
 
 def brute_force(X, y, *, quota=None, k_features=None, empty_leaves=True):

@@ -179,7 +179,7 @@ def test_squared_error_optimum_equals_streed_on_all_midpoints(depth):
     pytest.importorskip("pystreed")
     from sklearn.datasets import load_diabetes, make_friedman1
 
-    from experiments._peers import run_streed
+    from benchmarks._peers import run_streed
     from optitree import OptimalTreeRegressor
 
     Xd, yd = load_diabetes(return_X_y=True)

@@ -1,6 +1,6 @@
 """The hard time limit: a solve in a forked child, killed after its limit (optitree._forked).
 
-No test measures wall time (the overshoot is measured by experiments/bench_time_limit.py): a
+No test measures wall time (the overshoot is measured by src/benchmarks/time_limit.py): a
 child that would never end must end by the deadline, and what it reported before must be kept.
 """
 

@@ -276,7 +276,7 @@ def test_heuristics_import_numpy_scipy_sklearn_and_greedy_only():
     import pathlib
 
     allowed = {"numpy", "scipy", "sklearn", "greedy", "__future__", "time", "warnings", "itertools", "math"}
-    for path in (pathlib.Path(__file__).resolve().parents[1] / "optitree" / "heuristics").glob("*.py"):
+    for path in (pathlib.Path(__file__).resolve().parents[1] / "src" / "optitree" / "heuristics").glob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):

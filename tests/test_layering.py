@@ -1,4 +1,4 @@
-"""Layering: imports point down only (greedy <- optitree <- experiments), and the modules of
+"""Layering: imports point down only (greedy <- optitree <- experiments <- benchmarks), and the modules of
 ``experiments`` import each other without cycles (e.g. config and runner)."""
 
 import ast
@@ -9,10 +9,12 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
 
 FORBIDDEN = {
     "greedy": {"optitree", "experiments", "pyomo", "highspy"},
-    "optitree": {"experiments"},
+    "optitree": {"experiments", "benchmarks"},
+    "experiments": {"benchmarks"},
 }
 
 
@@ -30,8 +32,8 @@ def imported_top_modules(path: pathlib.Path) -> set[str]:
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
 def test_imports_point_down(package):
     offenders = {
-        str(p.relative_to(ROOT)): sorted(imported_top_modules(p) & FORBIDDEN[package])
-        for p in (ROOT / package).rglob("*.py")
+        str(p.relative_to(SRC)): sorted(imported_top_modules(p) & FORBIDDEN[package])
+        for p in (SRC / package).rglob("*.py")
     }
     assert {k: v for k, v in offenders.items() if v} == {}
 
@@ -79,7 +81,7 @@ def experiments_imports(path: pathlib.Path) -> set[str]:
 
 
 def test_experiments_modules_have_no_import_cycle():
-    modules = {p.stem: p for p in (ROOT / "experiments").glob("*.py")}
+    modules = {p.stem: p for p in (SRC / "experiments").glob("*.py")}
     graph = {name: experiments_imports(path) & set(modules) - {name} for name, path in modules.items()}
     assert "runner" not in graph["config"]  # the former config <-> runner cycle
 
@@ -103,7 +105,7 @@ def test_exact_engine_depends_on_numpy_greedy_and_its_core_only():
     stdlib = {"__future__", "collections", "copy", "dataclasses", "itertools", "math", "mmap",
               "multiprocessing", "numbers", "pickle", "threading", "time", "typing"}
     allowed = {"numpy", "greedy"} | stdlib
-    engine = ROOT / "optitree" / "exact"
+    engine = SRC / "optitree" / "exact"
     own = {p.stem for p in engine.glob("*.py")} | {"_core"}
     for path in engine.rglob("*.py"):
         tree = ast.parse(path.read_text(), filename=str(path))
@@ -116,9 +118,9 @@ def test_exact_engine_depends_on_numpy_greedy_and_its_core_only():
                        not (n.level == 2 and n.module is None and [a.name for a in n.names] == ["_forked"])]
         assert not relative_up, path  # nothing from optitree outside exact/ but _forked
         assert imported_top_modules(path) <= allowed, (path, imported_top_modules(path) - allowed)
-    forked = ast.parse((ROOT / "optitree" / "_forked.py").read_text())
+    forked = ast.parse((SRC / "optitree" / "_forked.py").read_text())
     assert not [n for n in ast.walk(forked) if isinstance(n, ast.ImportFrom) and n.level > 0]
-    assert imported_top_modules(ROOT / "optitree" / "_forked.py") <= set(sys.stdlib_module_names)
+    assert imported_top_modules(SRC / "optitree" / "_forked.py") <= set(sys.stdlib_module_names)
 
 
 def package_import_graph(package: str) -> dict[str, set[str]]:
@@ -128,8 +130,8 @@ def package_import_graph(package: str) -> dict[str, set[str]]:
     package itself counts its ``__init__``.
     """
     modules = {}
-    for path in (ROOT / package).rglob("*.py"):
-        parts = path.relative_to(ROOT).with_suffix("").parts
+    for path in (SRC / package).rglob("*.py"):
+        parts = path.relative_to(SRC).with_suffix("").parts
         modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     graph = {}
     for name, path in modules.items():
@@ -147,7 +149,7 @@ def package_import_graph(package: str) -> dict[str, set[str]]:
     return graph
 
 
-@pytest.mark.parametrize("package", ["greedy", "optitree", "experiments"])
+@pytest.mark.parametrize("package", ["greedy", "optitree", "experiments", "benchmarks"])
 def test_no_import_cycles(package):
     graph = package_import_graph(package)
     done, on_path, cycles = set(), [], []
@@ -176,9 +178,9 @@ def test_import_graph_sees_lazy_and_relative_imports():
     assert "optitree.model._highs" in graph["optitree.model._spec"]  # lazy, inside a method
 
 
-@pytest.mark.parametrize("package", ["greedy", "optitree", "experiments"])
+@pytest.mark.parametrize("package", ["greedy", "optitree", "experiments", "benchmarks"])
 def test_no_module_above_650_lines(package):
-    sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in (ROOT / package).rglob("*.py")}
+    sizes = {str(p.relative_to(SRC)): len(p.read_text().splitlines()) for p in (SRC / package).rglob("*.py")}
     assert {path: n for path, n in sizes.items() if n > 650} == {}
 
 

@@ -1,6 +1,6 @@
 """The memory guard's estimate against the measured peak of a real fit (issue 25: it was 2.5-11x the peak).
 
-The fit runs in a fresh process (:func:`experiments.bench_memory.measure`); its peak is that
+The fit runs in a fresh process (:func:`benchmarks.memory.measure`); its peak is that
 process's RSS plus the private pages of a forked HiGHS child, sampled every 5 ms, above the RSS
 before the fit.
 """
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from experiments.bench_memory import measure
+from benchmarks.memory import measure
 
 
 @pytest.mark.slow

@@ -1,7 +1,7 @@
 """STreeD (pystreed) on every midpoint as binary features is the exact regression peer: check it.
 
-The benchmark ``experiments.bench_certified --task regression`` and the engine's slow tests use
-STreeD on :func:`experiments._peers.binarize_midpoints` as independent truth for the optimal
+The benchmark ``benchmarks.certified --task regression`` and the engine's slow tests use
+STreeD on :func:`benchmarks._peers.binarize_midpoints` as independent truth for the optimal
 squared-error tree. Here that peer is checked against brute force over all trees of depth
 <= 3 on all midpoints of tiny data sets.
 """
@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 import pytest
 
-from experiments._peers import binarize_midpoints, midpoint_thresholds, n_midpoints, run_streed, sse
+from benchmarks._peers import binarize_midpoints, midpoint_thresholds, n_midpoints, run_streed, sse
 
 
 def _leaf_sse(y):

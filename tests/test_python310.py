@@ -4,7 +4,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = sorted(p for d in ("optitree", "greedy", "experiments", "tests", "docs") for p in (ROOT / d).rglob("*.py"))
+SOURCES = sorted(p for d in ("src", "tests", "docs") for p in (ROOT / d).rglob("*.py"))
 
 
 def _unguarded_imports(tree, names):

@@ -73,8 +73,8 @@ def test_readme_shell_commands_are_valid(command):
         pytest.fail(f"README shell command not covered by this test: {command}")
 
 
-# ------------------------------------------------------------------ the main job's excerpt (experiments.regenerate_docs)
-from experiments import regenerate_docs as regen  # noqa: E402
+# ------------------------------------------------------------------ the main job's excerpt (benchmarks.regenerate_docs)
+from benchmarks import regenerate_docs as regen  # noqa: E402
 
 _ROW = re.compile(r"\| (?P<dataset>[\w-]+) \| (?P<depth>\d+) \| \d+ \| \d\.\d{3} \| \d\.\d{3}( †)? \| "
                   r"(?P<diff>[+−]\d\.\d{3}) \[[+−]\d\.\d{3}, [+−]\d\.\d{3}\] \| (<0\.001|\d\.\d{3})( \*)? \| "
@@ -101,7 +101,7 @@ def test_readme_main_job_excerpt_is_between_markers_and_well_formed():
 
 
 def test_readme_describes_the_main_jobs_config():
-    config = tomllib.loads((ROOT / "experiments" / "configs" / "quick.toml").read_text())
+    config = tomllib.loads((ROOT / "src" / "experiments" / "configs" / "quick.toml").read_text())
     described = (f"{config['cv']['folds']}-fold\ncross-validation repeated {len(config['seeds'])} times, "
                  f"depths {min(config['depths'])}–{max(config['depths'])}")
     assert described in README
@@ -167,4 +167,4 @@ def test_readme_excerpt_is_what_the_main_job_prints_now(tmp_path):
     expected = regen.main_job_block(regen.excerpt(regen.read_stats(tmp_path / "quick")))
     assert regen.region(README, regen.MAIN_JOB) == expected, (
         "README.md's main-job excerpt differs from the main job's output: run "
-        "`python -m experiments.regenerate_docs` (or `--from DIR` with a fresh run) to rewrite it")
+        "`python -m benchmarks.regenerate_docs` (or `--from DIR` with a fresh run) to rewrite it")

@@ -381,7 +381,7 @@ def test_split_space_imports_numpy_greedy_and_the_stdlib_only():
     import pathlib
     import sys
 
-    root = pathlib.Path(__file__).resolve().parents[1] / "optitree" / "split_space"
+    root = pathlib.Path(__file__).resolve().parents[1] / "src" / "optitree" / "split_space"
     allowed = {"numpy", "greedy"} | set(sys.stdlib_module_names)
     for path in root.glob("*.py"):
         tree = ast.parse(path.read_text())

@@ -1,7 +1,7 @@
 """Time limits: the HiGHS guard, fit_time, the engine's work limit, an OCT-H fit's wall time.
 
 Only the OCT-H test measures wall time, with a generous bound (the overshoot is measured by
-experiments/bench_time_limit.py); the others replace the clock by a fast one.
+src/benchmarks/time_limit.py); the others replace the clock by a fast one.
 """
 
 import time

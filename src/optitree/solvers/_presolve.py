@@ -43,7 +43,7 @@ OCT-H d=2 digits[:600]          8 615, 3 074, 185 752              0.93      0.3
 ==============================  ================================  ========  =====
 
 (generated: ``make_classification(n, 20 features, 6 informative, random_state=0)``; OCT
-with ``feature_scaling="rank"``.) ``python -m experiments.bench_time_limit --presolve``
+with ``feature_scaling="rank"``.) ``python -m benchmarks.time_limit --presolve``
 repeats these measurements on the bare models (no start); a repeat while another heavy process
 shared the machine measured 0.69-1.76x the prediction (FlowOCT d=2 generated n=2000: 79.0 s,
 digits[:600]: 7.1 s). With that worst case, a presolve allowed by the rule ends by 88 % of

@@ -1,10 +1,10 @@
 """Regenerate what README.md quotes from a run of the main job, so the quotes cannot go stale.
 
-    python -m experiments.regenerate_docs                      # run the main job afresh, rewrite README.md
-    python -m experiments.regenerate_docs --out results/docs   # the same, keeping the run's directory
-    python -m experiments.regenerate_docs --from results/quick # read a finished run (the timing is kept)
-    python -m experiments.regenerate_docs --check --from DIR   # exit 1 and print a diff when README.md differs
-    python -m experiments.regenerate_docs --figures            # also docs/xor.png and docs/progress.png
+    python -m benchmarks.regenerate_docs                      # run the main job afresh, rewrite README.md
+    python -m benchmarks.regenerate_docs --out results/docs   # the same, keeping the run's directory
+    python -m benchmarks.regenerate_docs --from results/quick # read a finished run (the timing is kept)
+    python -m benchmarks.regenerate_docs --check --from DIR   # exit 1 and print a diff when README.md differs
+    python -m benchmarks.regenerate_docs --figures            # also docs/xor.png and docs/progress.png
 
 Without ``--from`` the main job (``python -m experiments quick --out DIR``, 2 jobs) runs into a
 directory that must be new or empty: ``quick`` resumes, so a directory holding older records would
@@ -30,29 +30,29 @@ is left as it is; the markers stay, so the rewrite can be repeated):
   changes).
 
 Not regenerated: the benchmarks' figures. They take minutes to hours and print their results
-instead of saving them (``bench_mip --out FILE`` saves JSON, but the README's figures are read
+instead of saving them (``benchmarks.mip --out FILE`` saves JSON, but the README's figures are read
 from its printed build table), so each is rerun by hand and pasted:
 
 - ``python -m experiments run experiments/configs/study.toml --out results/study --n-jobs 2
   --resume`` (about an hour on 2 cores): the README's study sentence (runs, minutes, fits
   proven; the across-level ``train`` and ``test`` rows of ``results/study/stats.csv``: Holm p
   and mean Δ per depth), and the runtime comment in ``study.toml``.
-- ``python -m experiments.bench_startup``: the fresh-process XOR fit against pycontree (README,
+- ``python -m benchmarks.startup``: the fresh-process XOR fit against pycontree (README,
   "Greedy vs optimal on XOR").
-- ``python -m experiments.bench_certified`` and ``--task regression`` (and its ``--constraint``
+- ``python -m benchmarks.certified`` and ``--task regression`` (and its ``--constraint``
   runs): proven counts and times (README, "Certified" sections).
-- ``python -m experiments.bench_oblique --part estimator`` and ``--part linear-estimator``: the
+- ``python -m benchmarks.oblique --part estimator`` and ``--part linear-estimator``: the
   two tables of "Oblique and linear-leaf trees".
-- ``python -m experiments.bench_time_limit``: the overshoot figures.
-- ``python -m experiments.bench_categorical``: categorical fits' times and car's errors.
-- ``python -m experiments.bench_exact --depths 3 4 --sets breast_cancer banknote_like xor_noisy
-  raisin_like_250 wilt_like_1500 --threads 1 2``: the ``threads=2`` speed-up; ``bench_exact
+- ``python -m benchmarks.time_limit``: the overshoot figures.
+- ``python -m benchmarks.categorical``: categorical fits' times and car's errors.
+- ``python -m benchmarks.exact --depths 3 4 --sets breast_cancer banknote_like xor_noisy
+  raisin_like_250 wilt_like_1500 --threads 1 2``: the ``threads=2`` speed-up; ``benchmarks.exact
   --anytime``: digits' bound at 120 s.
-- ``python -m experiments.bench_mip``: the model sizes under "Formulations".
+- ``python -m benchmarks.mip``: the model sizes under "Formulations".
 - the ``verbose=1`` and harness progress lines are examples of the output's form, not results.
 
-docs/*.md quote no results of a run (docs/build.md's fresh-process claim is ``bench_startup``'s;
-docs/experiments.md documents ``bench_scaling``'s columns and ``--json`` output, not its numbers).
+docs/*.md quote no results of a run (docs/build.md's fresh-process claim is ``benchmarks.startup``'s;
+docs/experiments.md documents ``benchmarks.scaling``'s columns and ``--json`` output, not its numbers).
 """
 
 from __future__ import annotations
@@ -70,9 +70,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .records import atomic_write_text
+from experiments.records import atomic_write_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 FIGURE_SCRIPT = ROOT / "docs" / "make_readme_figures.py"
 
@@ -304,7 +304,7 @@ def make_figures() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.regenerate_docs",
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.regenerate_docs",
                                      description=__doc__.split("\n\n")[0])
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--from", dest="from_dir", type=Path, help="a finished main-job directory to quote")

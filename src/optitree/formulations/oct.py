@@ -91,7 +91,7 @@ class OCTFormulation(TreeFormulation):
     """
 
     name = "oct"
-    solve_memory = (30 * 2**20, 250)  # measured: experiments/bench_memory.py
+    solve_memory = (30 * 2**20, 250)  # measured: src/benchmarks/memory.py
 
     def __init__(self, X, y, *, depth, feature_scaling: str = "minmax", **kwargs):
         super().__init__(X, y, depth=depth, **kwargs)

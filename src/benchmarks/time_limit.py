@@ -23,9 +23,9 @@ on log ``work`` (columns times the mean row length).
 
 Usage::
 
-    python -m experiments.bench_time_limit            # limits 5 s and 10 s (~8 min on 2 cores)
-    python -m experiments.bench_time_limit --quick    # limits 2 s only
-    python -m experiments.bench_time_limit --presolve # presolve times (~3 min on 2 cores)
+    python -m benchmarks.time_limit            # limits 5 s and 10 s (~8 min on 2 cores)
+    python -m benchmarks.time_limit --quick    # limits 2 s only
+    python -m benchmarks.time_limit --presolve # presolve times (~3 min on 2 cores)
 """
 
 from __future__ import annotations

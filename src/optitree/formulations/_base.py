@@ -119,7 +119,7 @@ class TreeFormulation(CompleteTreeShape, ABC):
     #: The task policy class this formulation models (the registry's task).
     task_type: ClassVar[type[Task]] = ClassificationTask
     #: Peak memory of a solve, ``(base bytes, bytes per non-zero)`` (``optitree.model._memory.estimate_peak_bytes``);
-    #: calibrated per formulation with ``python -m experiments.bench_memory``.
+    #: calibrated per formulation with ``python -m benchmarks.memory``.
     solve_memory = (150 * 2**20, 550)
     #: Whether the model's objective is the true objective of its tree (False: it
     #: underestimates it, e.g. a piecewise-linear approximation).

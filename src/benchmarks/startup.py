@@ -11,7 +11,7 @@ install time.
 
 Usage::
 
-    python -m experiments.bench_startup --repeats 7
+    python -m benchmarks.startup --repeats 7
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import numpy as np
 
 from optitree import datasets
 
-from .report import markdown_table
+from experiments.report import markdown_table
 
 LOAD = "import numpy as np\ndata = np.load({path!r})\nX, y = data['X'], data['y']\n"
 COMMANDS = {

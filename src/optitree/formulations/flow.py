@@ -115,7 +115,7 @@ class FlowOCTFormulation(TreeFormulation):
     """
 
     name = "flow"
-    solve_memory = (300 * 2**20, 800)  # measured: experiments/bench_memory.py (peak 1.0-1.6 GiB at 1.4 M non-zeros over runs)
+    solve_memory = (300 * 2**20, 800)  # measured: src/benchmarks/memory.py (peak 1.0-1.6 GiB at 1.4 M non-zeros over runs)
 
     def threshold_rule(self) -> str:
         if self.exact_thresholds:

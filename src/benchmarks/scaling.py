@@ -25,11 +25,11 @@ exact solver worse than CART, a tree below the engine's proven optimum and a fal
 
 Usage::
 
-    python -m experiments.bench_scaling --quick                     # 10^4 rows, depth 3, 20 s: a smoke run
-    python -m experiments.bench_scaling                             # every size, depths 3 and 4, 120 s per run
-    python -m experiments.bench_scaling --rows 100000 --seed 1 --depths 3 4 \\
+    python -m benchmarks.scaling --quick                     # 10^4 rows, depth 3, 20 s: a smoke run
+    python -m benchmarks.scaling                             # every size, depths 3 and 4, 120 s per run
+    python -m benchmarks.scaling --rows 100000 --seed 1 --depths 3 4 \\
         --plot results/scaling.png --json results/scaling.json     # the issue's 100 000-row set
-    python -m experiments.bench_scaling --solvers engine cart --rows 10000 30000 --time-limit 60
+    python -m benchmarks.scaling --solvers engine cart --rows 10000 30000 --time-limit 60
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ from pathlib import Path
 
 from optitree._provenance import package_versions
 
-from .records import atomic_write_json
-from .report import markdown_table
+from experiments.records import atomic_write_json
+from experiments.report import markdown_table
 
 ROWS = (10_000, 30_000, 100_000, 300_000, 1_000_000)
 DEPTHS = (3, 4)
@@ -56,7 +56,7 @@ SOLVERS = ("engine", "cart", "pycontree", "pytrees")
 PACKAGES = ("numpy", "scikit-learn", "optitree", "pycontree", "pytrees-rs")
 #: Prefix of the line a worker process prints its result on.
 MARKER = "BENCH_SCALING_RESULT "
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def make_data(rows, seed):
@@ -78,7 +78,7 @@ def make_data(rows, seed):
     """
     from sklearn.datasets import make_classification
 
-    from .bench_exact import rank_transform
+    from .exact import rank_transform
 
     X, y = make_classification(n_samples=rows, n_features=10, random_state=seed)
     return rank_transform(X), y
@@ -121,7 +121,7 @@ def fit(solver, X, y, depth, time_limit):
         return {"errors": int((est.predict(X) != y).sum()), "bound": None, "gap": None, "status": "greedy",
                 "proven": None, "seconds": seconds}
     if solver == "pycontree":
-        from .bench_exact import run_contree
+        from .exact import run_contree
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -182,7 +182,7 @@ def run_isolated(solver, rows, depth, seed, time_limit):
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                RAYON_NUM_THREADS="1", PYTHONPATH=path)
-    code = f"from experiments.bench_scaling import worker; worker({json.dumps(spec)!r})"
+    code = f"from benchmarks.scaling import worker; worker({json.dumps(spec)!r})"
     timeout = 2 * time_limit + 60
     try:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT,
@@ -368,7 +368,7 @@ def main(argv=None):
     if args.plot:
         plot(results, args.plot, args.time_limit)
     if args.json:
-        command = [sys.executable, "-m", "experiments.bench_scaling",
+        command = [sys.executable, "-m", "benchmarks.scaling",
                    *(sys.argv[1:] if argv is None else argv)]
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         atomic_write_json(args.json, {"command": command, "versions": package_versions(PACKAGES),

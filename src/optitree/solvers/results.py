@@ -131,7 +131,7 @@ class SolveResult:
     solve); everything but the build runs under ``time_limit``, so
     ``fit_time - build_time`` exceeds it only by the solver's late clock checks (HiGHS's
     presolve and root cuts, bounded by :attr:`SolveOptions.hard_time_limit`:
-    :mod:`optitree.solvers.highs`; ``experiments/bench_time_limit.py`` measures the overshoot).
+    :mod:`optitree.solvers.highs`; ``src/benchmarks/time_limit.py`` measures the overshoot).
     ``options`` is the :class:`SolveOptions` as a dict; a HiGHS run adds
     ``"highs_presolve"``, the ``presolve`` setting it ran with (``"choose"`` or ``"off"``:
     HiGHS's backend switches presolve off when its predicted time exceeds half the limit) and

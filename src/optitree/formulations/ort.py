@@ -106,7 +106,7 @@ class ORTFormulation(OCTFormulation):
 
     name = "ort"
     task_type = RegressionTask
-    solve_memory = (150 * 2**20, 260)  # measured: experiments/bench_memory.py
+    solve_memory = (150 * 2**20, 260)  # measured: src/benchmarks/memory.py
 
     def __init__(
         self, X, y, *, depth, leaf_model: str = "constant", loss: str = "absolute",

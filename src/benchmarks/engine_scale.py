@@ -6,15 +6,15 @@ with an earlier commit installed), its objective checked against the engine's, t
 engine / baseline, and at the end the median and largest ratio. Every time is the minimum over
 ``--repeats`` runs; the engine runs in this process (its core is compiled at install time: no
 warm-up), the baseline in a worker process of its interpreter, warmed up first when its engine
-has ``warm_up`` (numba compilation excluded; :mod:`experiments._baseline`). On each instance
+has ``warm_up`` (numba compilation excluded; :mod:`benchmarks._baseline`). On each instance
 ConTree, the engine and the baseline run one after the other, so the ratios are measured under
 the same load. Both solvers get rank-transformed features (ConTree casts to float32).
 Regression instances (squared or absolute error) have no ConTree column.
 
 Usage::
 
-    python -m experiments.bench_engine_scale                      # every instance
-    python -m experiments.bench_engine_scale --only banknote_like --baseline-python ../venv-ref/bin/python
+    python -m benchmarks.engine_scale                      # every instance
+    python -m benchmarks.engine_scale --only banknote_like --baseline-python ../venv-ref/bin/python
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="instance names (substring match)")
     ap.add_argument("--baseline-python", metavar="PATH",
-                    help="also time the engine of this interpreter's optitree (experiments._baseline)")
+                    help="also time the engine of this interpreter's optitree (benchmarks._baseline)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--time-limit", type=float, default=600.0)
     args = ap.parse_args(argv)

@@ -6,7 +6,7 @@ on the one-hot encoding (one-vs-rest splits only), both with the default ``Optim
 (the exact engine, one thread). Subsets contain one-vs-rest, so the categorical optimum is never
 worse; the table shows what it costs.
 
-    python -m experiments.bench_categorical [--depths 2 3] [--time-limit 300]
+    python -m benchmarks.categorical [--depths 2 3] [--time-limit 300]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pandas as pd
 
 from optitree import OptimalTreeClassifier
 
-from . import datasets as _datasets
+from experiments import datasets as _datasets
 
 DATASETS = ("balance_scale", "tic_tac_toe", "monks1", "monks2", "monks3", "car", "lenses")
 

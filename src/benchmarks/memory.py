@@ -9,7 +9,7 @@ estimate of :func:`optitree.model._memory.estimate_peak_bytes` (build and solve)
 
 Usage::
 
-    python -m experiments.bench_memory [--time-limit 10]
+    python -m benchmarks.memory [--time-limit 10]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import json
 import subprocess
 import sys
 
-from .report import markdown_table
+from experiments.report import markdown_table
 
 CASES = [  # (formulation, n, features, depth)
     ("flow", 500, 10, 2), ("flow", 2000, 10, 2), ("flow", 2000, 10, 3), ("flow", 5000, 10, 3),

@@ -8,7 +8,7 @@ from numbers import Integral
 __all__ = ["ModelTooLargeError", "estimate_bytes", "estimate_peak_bytes", "check_size", "available_memory_bytes",
            "SOLVE_PROFILES", "solve_profile"]
 
-# Memory model of ``estimate_bytes``, calibrated with ``python -m experiments.bench_compiler
+# Memory model of ``estimate_bytes``, calibrated with ``python -m benchmarks.compiler
 # --calibrate`` (peak RSS of a fresh process building an OCT-shaped random spec with ~12
 # non-zeros per row from numpy triplets and calling ``to_highs``; HiGHS 1.15.1, numpy 2.4):
 #     nnz (rows, cols)              0.59 M (50 k, 16 k)   1.48 M   2.96 M   5.92 M (500 k, 160 k)
@@ -26,7 +26,7 @@ _BYTES_BASE = 32 * 2**20
 
 
 #: Solve profiles ``(base bytes, bytes per non-zero)`` per formulation, measured on the models
-#: of ``experiments/bench_memory.py`` (random data, 10 features, ``acceleration="none"``, 10 s
+#: of ``src/benchmarks/memory.py`` (random data, 10 features, ``acceleration="none"``, 10 s
 #: limit, HiGHS 1.16 in a forked child; peak of this process's RSS plus the child's private
 #: pages, sampled every 5 ms, above the RSS before the fit; one run each on a shared 2-core
 #: machine):
@@ -62,7 +62,7 @@ def estimate_peak_bytes(n_rows: int, n_cols: int, nnz: int, solve_memory=None) -
 
     ``solve_memory = (base_bytes, bytes_per_nonzero)`` is the formulation's measured solve
     profile (``TreeFormulation.solve_memory``, calibrated with ``python -m
-    experiments.bench_memory``: peak RSS of real HiGHS fits, presolve and root LP included);
+    benchmarks.memory``: peak RSS of real HiGHS fits, presolve and root LP included);
     the peak is the larger of the build estimate and ``base + per_nonzero * nnz``. Without a
     profile, the build estimate alone.
     """
@@ -77,7 +77,7 @@ def estimate_bytes(n_rows: int, n_cols: int, nnz: int) -> int:
     """Peak memory (bytes) to build a :class:`ModelSpec` of this size and hand it to HiGHS.
 
     A linear model ``32 MiB + 52 B·nnz + 16 B·rows + 40 B·cols`` calibrated with
-    ``experiments/bench_compiler.py`` (measurements in this module's comments).  The
+    ``src/benchmarks/compiler.py`` (measurements in this module's comments).  The
     HiGHS solve itself needs more (presolve peaked at 2.7x the build at 6 M non-zeros);
     :func:`check_size`'s default budget of 1/4 of the available memory allows for it.
     """

@@ -12,7 +12,7 @@ are spent, so only sets that take milliseconds are repeated (their times are the
 
 ``--baseline-python PATH`` also times the engine of another interpreter (e.g. a venv with the
 last numba commit installed) on every instance, right after this checkout's engine, the same
-way (:mod:`experiments._baseline`; the baseline warms up first when its engine has
+way (:mod:`benchmarks._baseline`; the baseline warms up first when its engine has
 ``warm_up``), at the first ``--threads`` count: columns baseline time and engine / baseline,
 then the median and largest ratio; a differing objective is flagged.
 
@@ -24,15 +24,15 @@ stops at ``--time-limit`` the row shows both trees' errors and the engine's boun
 
 Usage::
 
-    python -m experiments.bench_exact              # all sets, depths 2 and 3
-    python -m experiments.bench_exact --quick      # iris, wine, monks1, xor; depth 2 and 3
-    python -m experiments.bench_exact --depths 4 --sets breast_cancer wilt_like raisin_like banknote_like \
+    python -m benchmarks.exact              # all sets, depths 2 and 3
+    python -m benchmarks.exact --quick      # iris, wine, monks1, xor; depth 2 and 3
+    python -m benchmarks.exact --depths 4 --sets breast_cancer wilt_like raisin_like banknote_like \
         --threads 1 2                             # continuous depth 4, one and two threads
-    python -m experiments.bench_exact --depths 4 --sets generated_20000 generated_19020_imbalanced \
+    python -m benchmarks.exact --depths 4 --sets generated_20000 generated_19020_imbalanced \
         --time-limit 300                          # large sets, both solvers stopped at 300 s
-    python -m experiments.bench_exact --baseline-python ../venv-ref/bin/python  # against an earlier engine
-    python -m experiments.bench_exact --anytime    # digits depth 4: bound and gap at 120 s, work_limit twice
-    python -m experiments.bench_exact --depths 5 --one-hot --sets monks1 monks2 monks3 tic_tac_toe car \
+    python -m benchmarks.exact --baseline-python ../venv-ref/bin/python  # against an earlier engine
+    python -m benchmarks.exact --anytime    # digits depth 4: bound and gap at 120 s, work_limit twice
+    python -m benchmarks.exact --depths 5 --one-hot --sets monks1 monks2 monks3 tic_tac_toe car \
         balance_scale parity                      # depth 5 on binary (one-hot) data
 """
 
@@ -50,7 +50,7 @@ from optitree import datasets
 from optitree.exact import solve
 
 from ._baseline import Baseline, best_time, same_objective
-from .report import markdown_table
+from experiments.report import markdown_table
 
 # name -> (loader name, parameters): the regenerated sets at sizes where depth 3 is not trivial
 SETS = {
@@ -82,7 +82,7 @@ def generated(n, imbalanced=False):
 
 
 def stand_in(name):
-    from .bench_engine_scale import make  # the seeded continuous stand-ins for wilt, raisin, banknote
+    from .engine_scale import make  # the seeded continuous stand-ins for wilt, raisin, banknote
 
     return make(name)
 
@@ -133,7 +133,7 @@ def peak_rss_breast_cancer_depth3():
     """Peak RSS (MiB) of a fresh process before and after solving breast_cancer at depth 3 (after imports, loading)."""
     code = (
         "import resource, json, numpy as np\n"
-        "from experiments.bench_exact import load\n"
+        "from benchmarks.exact import load\n"
         "from optitree.exact import solve\n"
         "X, y = load('breast_cancer')\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
@@ -187,7 +187,7 @@ def main(argv=None):
     parser.add_argument("--anytime", action="store_true", help="the stopped-search protocol (anytime_check)")
     parser.add_argument("--one-hot", action="store_true", help="indicator columns for every non-binary feature")
     parser.add_argument("--baseline-python", metavar="PATH",
-                        help="also time the engine of this interpreter's optitree (experiments._baseline)")
+                        help="also time the engine of this interpreter's optitree (benchmarks._baseline)")
     args = parser.parse_args(argv)
     if args.anytime:
         return anytime_check(time_limit=min(args.time_limit, 120.0))

@@ -16,8 +16,8 @@ Three parts, printed as tables:
 
 Usage::
 
-    python -m experiments.bench_mip            # full run (long: ~1 h with 60 s limits)
-    python -m experiments.bench_mip --quick    # small sizes, 10 s limits, XOR and iris at depth 2
+    python -m benchmarks.mip            # full run (long: ~1 h with 60 s limits)
+    python -m benchmarks.mip --quick    # small sizes, 10 s limits, XOR and iris at depth 2
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ _MEMORY_CHILD = r"""
 import sys, time, tracemalloc, json, warnings
 import numpy as np
 from optitree.formulations import OCTFormulation
-from experiments.bench_mip import build_data
+from benchmarks.mip import build_data
 
 
 def status_mb(key):  # VmRSS / VmHWM of this process image (ru_maxrss survives exec on Linux)

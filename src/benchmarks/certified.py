@@ -25,11 +25,11 @@ the pipeline without the root-split decomposition).
 
 Usage::
 
-    python -m experiments.bench_certified                      # all sets, depths 2 3, 60 s
-    python -m experiments.bench_certified --depths 2 3 4 --time-limit 600
-    python -m experiments.bench_certified --constraint forbid --depths 2 3 --time-limit 60
-    python -m experiments.bench_certified --constraint max_features --depths 2 3 --time-limit 60
-    python -m experiments.bench_certified --quick
+    python -m benchmarks.certified                      # all sets, depths 2 3, 60 s
+    python -m benchmarks.certified --depths 2 3 4 --time-limit 600
+    python -m benchmarks.certified --constraint forbid --depths 2 3 --time-limit 60
+    python -m benchmarks.certified --constraint max_features --depths 2 3 --time-limit 60
+    python -m benchmarks.certified --quick
 
 Regression (``--task regression``): the default ``OptimalTreeRegressor`` (``--loss squared``,
 or ``absolute``) on :data:`REGRESSION_SETS` (diabetes, xor_regression, Friedman 1-3, concrete,
@@ -38,20 +38,20 @@ airfoil and variants; 300-5 000 rows). Per data set × depth: proven or not and 
 the fit time, the training loss as a fraction of the constant model's (SSE/SST for squared
 error, SAE/SAD around the median for absolute error) of the fit, of greedy CART at the same
 depth, and of STreeD (``pystreed``) on every midpoint threshold as a binary feature (the same
-split space; :mod:`experiments._peers`; squared error only, "-" for absolute), STreeD's time
+split space; :mod:`benchmarks._peers`; squared error only, "-" for absolute), STreeD's time
 and the ratio fit / STreeD. Losses are computed here from each model's predictions, never
 from a solver's objective. "check" flags a proof above any tree STreeD found, optimal or
 not ("FALSE PROOF"), and a fit below STreeD's proven optimum ("BELOW PEER"); both would be
 bugs. Rows say where STreeD stopped at ``--reference-limit`` (its SSE is then an upper bound
 on the optimum and the ratio an upper bound, "<=") or was not run because the encoding was
-too large (:data:`experiments._peers.MAX_BINARY_FEATURES`, ``MAX_BINARY_CELLS``). The summary
+too large (:data:`benchmarks._peers.MAX_BINARY_FEATURES`, ``MAX_BINARY_CELLS``). The summary
 per depth counts proofs, fits better than CART and at STreeD's optimum, and gives the median
 ratio over the rows where STreeD proved its optimum, with the count of the others::
 
-    python -m experiments.bench_certified --task regression                   # depths 2 3, 60 s
-    python -m experiments.bench_certified --task regression --quick --time-limit 5
-    python -m experiments.bench_certified --task regression --loss absolute --depths 2 3
-    python -m experiments.bench_certified --task regression --constraint forbid_pyomo --depths 2
+    python -m benchmarks.certified --task regression                   # depths 2 3, 60 s
+    python -m benchmarks.certified --task regression --quick --time-limit 5
+    python -m benchmarks.certified --task regression --loss absolute --depths 2 3
+    python -m benchmarks.certified --task regression --constraint forbid_pyomo --depths 2
 
 ``--constraint`` for regression: ``min_leaf`` (``min_samples_leaf=5``), ``forbid`` (no split on
 greedy CART's root feature, as ``allowed_features``) or ``forbid_pyomo`` (the same as a Pyomo row
@@ -64,7 +64,7 @@ on ORT's leaf values, :func:`monotone_leaves_ort`). STreeD cannot express the mo
 unconstrained optimum is then only a lower bound ("STreeD" shows it with ``>=``; "check" flags a
 fit below it, and the FALSE PROOF test is not available).
 
-    python -m experiments.bench_certified --task regression --constraint monotone --depths 2 --quick
+    python -m benchmarks.certified --task regression --constraint monotone --depths 2 --quick
 """
 
 from __future__ import annotations
@@ -74,8 +74,8 @@ import time
 
 import numpy as np
 
-from .bench_exact import QUICK, SETS, load, run_contree
-from .report import markdown_table
+from .exact import QUICK, SETS, load, run_contree
+from experiments.report import markdown_table
 
 #: Default seconds ConTree (and the engine under a constraint) get for the reference optimum.
 REFERENCE_LIMIT = 600

@@ -1,8 +1,8 @@
 """Benchmark of the model compiler: build + hand-off time and peak memory.
 
-    python -m experiments.bench_compiler            # N = 20 000 (HiGHS) and N = 1 000 (HiGHS vs Pyomo)
-    python -m experiments.bench_compiler --calibrate  # peak memory vs estimate_bytes at several N
-    python -m experiments.bench_compiler --trace-overhead  # solve_highs (callbacks) vs bare run
+    python -m benchmarks.compiler            # N = 20 000 (HiGHS) and N = 1 000 (HiGHS vs Pyomo)
+    python -m benchmarks.compiler --calibrate  # peak memory vs estimate_bytes at several N
+    python -m benchmarks.compiler --trace-overhead  # solve_highs (callbacks) vs bare run
 
 The model is a random sparse spec with the shape of the depth-3 OCT model on N samples
 and F = 10 features (DESIGN.md §4): B = 7 branch nodes, L = 8 leaves, N·L point-leaf
@@ -105,7 +105,7 @@ def measure(n_samples, target, trace_python):
 
 def run_isolated(n_samples, target, trace_python=False):
     out = subprocess.run(
-        [sys.executable, "-m", "experiments.bench_compiler", "--one", str(n_samples), target,
+        [sys.executable, "-m", "benchmarks.compiler", "--one", str(n_samples), target,
          str(int(trace_python))],
         check=True, capture_output=True, text=True,
     )

@@ -28,11 +28,11 @@ a twelfth of the issue's 120 s MIP budget).
 
 Usage::
 
-    python -m experiments.bench_oblique                 # everything
-    python -m experiments.bench_oblique --quick         # depth 2 only, no digits, 3 s per heuristic
-    python -m experiments.bench_oblique --part linear   # the linear-leaf table only
-    python -m experiments.bench_oblique --part estimator --mip-time-limit 120   # OCT-H fits end to end
-    python -m experiments.bench_oblique --part linear-estimator [--coef-budget 2]   # ORT-L fits end to end
+    python -m benchmarks.oblique                 # everything
+    python -m benchmarks.oblique --quick         # depth 2 only, no digits, 3 s per heuristic
+    python -m benchmarks.oblique --part linear   # the linear-leaf table only
+    python -m benchmarks.oblique --part estimator --mip-time-limit 120   # OCT-H fits end to end
+    python -m benchmarks.oblique --part linear-estimator [--coef-budget 2]   # ORT-L fits end to end
 """
 
 from __future__ import annotations
