@@ -71,6 +71,8 @@ def sum_by_value(values: list, counts: list):
     """Distinct sorted values of the concatenation and the summed counts (exact integers)."""
     if not values:
         return np.zeros(0), np.zeros(0, np.int64)
+    if len(values) == 1 and (values[0].size < 2 or (values[0][1:] > values[0][:-1]).all()):
+        return values[0], counts[0]  # already sorted and distinct
     v = np.concatenate(values)
     dtype = _counts_dtype(*counts)
     c = np.concatenate([np.asarray(x, dtype=dtype) for x in counts])
@@ -84,12 +86,25 @@ def sum_by_value(values: list, counts: list):
     return uniq, out
 
 
+def _times(c, counts):
+    """``c * counts`` exactly (Python integers when int64 could overflow)."""
+    if counts.dtype != object and int(c) * int(counts.max()) <= _INT_SAFE:
+        return counts * int(c)
+    return counts.astype(object) * int(c)
+
+
 def convolve(av, ac, bv, bc, budget):
     """Sorted distinct sums ``a + b <= budget`` over the pairs of two value lists, with count products."""
     av_keep = av[av + (bv[0] if bv.size else np.inf) <= budget]
     if not av_keep.size:
         return np.zeros(0), np.zeros(0, np.int64)
     bv_keep = bv[av_keep[0] + bv <= budget]
+    if av_keep.size == 1 or bv_keep.size == 1:  # one row of sums: no outer product
+        if av_keep.size == 1:
+            s, prods = av_keep[0] + bv_keep, _times(ac[0], bc[:bv_keep.size])
+        else:
+            s, prods = av_keep + bv_keep[0], _times(bc[0], ac[:av_keep.size])
+        return sum_by_value([s], [prods])
     s = av_keep[:, None] + bv_keep[None, :]
     mask = s <= budget
     a_c, b_c = ac[:av_keep.size], bc[:bv_keep.size]
@@ -172,6 +187,72 @@ class Builder:
         node.values, node.counts = sum_by_value(values, counts)
         node.budget = budget
 
+    def _engine_bounds(self, rows, depth, allowed, budget, slack):
+        """Columns, rank thresholds and the engine's lower bounds of both children of every candidate (or None)."""
+        data = self.data
+        # engine cost of a tree rooted at a split = (cost here - alpha) * norm (alpha_e per split); a candidate
+        # not solved exactly gets a bound at or above the cutoff: above budget + slack, so that it is pruned
+        cutoff = (budget + 2 * slack - self.alpha) * self.norm
+        remaining = self.deadline - time.perf_counter()
+        if remaining <= 0:
+            self.stopped = True
+            return None
+        self.n_bound_calls += 1
+        sb = exact.split_bounds(data, depth=depth, samples=rows, alpha=self.alpha * self.norm,
+                                min_samples_leaf=self.min_leaf, allowed_features=allowed, cutoff=cutoff,
+                                time_limit=None if not np.isfinite(remaining) else remaining)
+        if not sb.complete:  # a spent time limit: its bounds hold, but stop here
+            self.stopped = True
+            return None
+        ranks = np.array([np.searchsorted(data.thresholds[f], t) for f, t in zip(sb.feature.tolist(),
+                                                                                  sb.threshold.tolist())], np.intp)
+        return (sb.feature, ranks, sb.left_bound / self.norm + self.alpha,
+                sb.right_bound / self.norm + self.alpha)
+
+    def _stumps(self, rows, allowed):
+        """Every split of a depth-1 node at once with numpy: columns, rank thresholds, both leaves' costs
+        (prefix sums: for pruning only, with the rounding allowance returned last)."""
+        data = self.data
+        cols = np.flatnonzero(allowed)
+        mask = np.zeros(data.n_samples, bool)
+        mask[rows] = True
+        view = data.view[cols]
+        ordered = view[mask[view]].reshape(cols.size, rows.size)
+        rank = data.rank[cols[:, None], ordered]
+        n_left = np.arange(1, rows.size)
+        ok = rank[:, 1:] != rank[:, :-1]
+        if self.min_leaf > 1:
+            ok &= (n_left >= self.min_leaf) & (rows.size - n_left >= self.min_leaf)
+        fi, pos = np.nonzero(ok)
+        w = data.weight[ordered]
+        cw = np.cumsum(w, axis=1)
+        lw = cw[fi, pos]
+        tw = float(cw[0, -1])
+        if data.is_regression:
+            t = data.stats[ordered, 3]
+            t = t - float(w[0] @ t[0]) / tw  # about the node's mean: less cancellation
+            c1, c2 = np.cumsum(w * t, axis=1), np.cumsum(w * t * t, axis=1)
+            l1, l2 = c1[fi, pos], c2[fi, pos]
+            t1, t2 = float(c1[0, -1]), float(c2[0, -1])
+            loss_l = np.maximum(l2 - l1 * l1 / lw, 0.0)
+            rw, r1 = tw - lw, t1 - l1
+            loss_r = np.maximum((t2 - l2) - r1 * r1 / rw, 0.0)
+            extra = 1e-12 * t2 / self.norm
+        else:
+            y = data.y[ordered]
+            best_l = np.zeros(fi.size)
+            best_r = np.zeros(fi.size)
+            for k in range(data.n_classes):
+                ck = np.cumsum(np.where(y == k, w, 0.0), axis=1)
+                lk = ck[fi, pos]
+                np.maximum(best_l, lk, out=best_l)
+                np.maximum(best_r, float(ck[0, -1]) - lk, out=best_r)
+            loss_l, loss_r = lw - best_l, (tw - lw) - best_r
+            extra = 1e-12 * tw / self.norm
+        low_l = loss_l / self.norm + self.alpha
+        low_r = loss_r / self.norm + self.alpha
+        return cols[fi], rank[fi, pos], low_l, low_r, extra
+
     def _options(self, node: Node, budget: float):
         data, rows, depth = self.data, node.rows, node.depth
         level = self.max_depth - depth
@@ -179,22 +260,16 @@ class Builder:
         if not allowed[0].any():
             return
         slack = SLACK * max(budget, self.alpha)
-        # engine cost of a tree rooted at a split = (cost here - alpha) * norm (alpha_e per split)
-        cutoff = (budget + slack - self.alpha) * self.norm
-        remaining = self.deadline - time.perf_counter()
-        if remaining <= 0:
-            self.stopped = True
-            return
-        self.n_bound_calls += 1
-        sb = exact.split_bounds(data, depth=depth, samples=rows, alpha=self.alpha * self.norm,
-                                min_samples_leaf=self.min_leaf, allowed_features=allowed, cutoff=cutoff,
-                                time_limit=None if not np.isfinite(remaining) else remaining)
-        if not sb.complete:  # a spent time limit: its bounds hold, but stop here
-            self.stopped = True
-            return
-        low_l = sb.left_bound / self.norm + self.alpha
-        low_r = sb.right_bound / self.norm + self.alpha
-        keep = np.flatnonzero(low_l + low_r <= budget + slack)
+        if depth == 1 and data.loss != "absolute":
+            cols, r_all, low_l, low_r, extra = self._stumps(rows, allowed[0])
+            slack += extra
+            keep = np.flatnonzero(low_l + low_r <= budget + slack)
+        else:
+            found = self._engine_bounds(rows, depth, allowed, budget, slack)
+            if found is None:
+                return
+            cols, r_all, low_l, low_r = found
+            keep = np.flatnonzero(low_l + low_r <= budget + slack)
         if not keep.size:
             return
         ranks = data.rank[:, rows]
@@ -203,8 +278,7 @@ class Builder:
             if self.stopped or time.perf_counter() > self.deadline:
                 self.stopped = True
                 return
-            col = int(sb.feature[c])
-            r = int(np.searchsorted(data.thresholds[col], sb.threshold[c]))
+            col, r = int(cols[c]), int(r_all[c])
             goes_left = ranks[col] <= r
             lrows, rrows = rows[goes_left], rows[~goes_left]
             if not lrows.size or not rrows.size:
@@ -288,26 +362,39 @@ def _pair_at(option: Option, v: float, j: int):
     raise IndexError("no such tree (internal: counts disagree)")
 
 
-def counts_without(node: Node, feature: int, budget: float, memo: dict):
-    """Sorted costs (<= ``budget``) and counts of ``node``'s trees that never split on ``feature``."""
-    key = (id(node), budget)
+def features_below(node: Node, memo: dict) -> int:
+    """Bit mask of the features some option of ``node``'s sub-problems splits on."""
+    key = id(node)
     hit = memo.get(key)
+    if hit is None:
+        hit = 0
+        for option in node.options:
+            hit |= (1 << option.feature) | features_below(option.left, memo) | features_below(option.right, memo)
+        memo[key] = hit
+    return hit
+
+
+def counts_without(node: Node, feature: int, memo: dict, below: dict):
+    """Sorted costs (<= the node's budget) and counts of ``node``'s trees that never split on ``feature``."""
+    if not features_below(node, below) >> feature & 1:
+        return node.values, node.counts
+    hit = memo.get(id(node))
     if hit is not None:
         return hit
     values, counts = [], []
-    if node.leaf_ok and node.leaf <= min(budget, node.budget):
+    if node.leaf_ok and node.leaf <= node.budget:
         values.append(np.array([node.leaf]))
         counts.append(np.array([1], np.int64))
     for option in node.options:
         if option.feature == feature:
             continue
-        b = min(budget, option.budget)
-        lv, lc = counts_without(option.left, feature, option.lbud, memo)
-        rv, rc = counts_without(option.right, feature, option.rbud, memo)
-        if lv.size and rv.size:
-            v, n = convolve(lv, lc, rv, rc, b)
+        lv, lc = counts_without(option.left, feature, memo, below)
+        rv, rc = counts_without(option.right, feature, memo, below)
+        lk, rk = int(np.searchsorted(lv, option.lbud, "right")), int(np.searchsorted(rv, option.rbud, "right"))
+        if lk and rk:
+            v, n = convolve(lv[:lk], lc[:lk], rv[:rk], rc[:rk], option.budget)
             values.append(v)
             counts.append(n)
     out = sum_by_value(values, counts)
-    memo[key] = out
+    memo[id(node)] = out
     return out

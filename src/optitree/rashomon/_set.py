@@ -413,8 +413,9 @@ class RashomonSet(BaseEstimator):
             total = len(self)
             used = np.zeros(self.n_features_in_)
             features = {o.feature for node in self._builder.memo.values() for o in node.options}
+            below = {}
             for f in sorted(features):
-                v, c = counts_without(self._root, f, self.threshold_, {})
+                v, c = counts_without(self._root, f, {}, below)
                 used[f] = (total - sum(int(x) for x in c)) / total
             self._usage = used
         return self._usage
