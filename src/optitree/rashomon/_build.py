@@ -17,6 +17,7 @@ of the node, lower bounds (the optima) of both children's sub-trees; a candidate
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 import numpy as np
@@ -26,9 +27,15 @@ from .. import exact
 #: Relative slack on the engine's bounds when pruning and when passing budgets down (its regression
 #: optima hold to about 1e-9 of the targets' range; classification ones are exact sums).
 SLACK = 1e-7
-#: Most split options (over all sub-problems) a build may store before it refuses (ValueError): about
-#: 0.5 kB each with their value arrays, so about 1 GB.
-MAX_OPTIONS = 2_000_000
+#: Bytes a build may hold in sub-problems and options (an estimate: row arrays, value and count arrays,
+#: about 400 bytes of Python objects each) before it refuses (ValueError). Measured: diabetes at depth 3
+#: (squared error, epsilon 0.05) reached 2 million options and 4.7 GB peak before this estimate existed.
+MEMORY_LIMIT = 1 << 30
+#: Most pairs of child costs one convolution may sum (its temporaries grow with them): beyond, the set
+#: is refused as too large (ValueError), e.g. regression sets whose trees nearly all differ in cost.
+MAX_PAIRS = 20_000_000
+#: Sums formed at once within a convolution (bounds its temporary arrays to some 10 MB).
+CHUNK = 1_000_000
 #: Counts up to this fit in int64 products and sums; beyond, Python integers (object arrays).
 _INT_SAFE = 2**62
 
@@ -47,7 +54,7 @@ class Option:
 class Node:
     """A sub-problem (rows, depth left): its leaf cost, split options and sorted distinct costs with counts."""
 
-    __slots__ = ("rows", "depth", "budget", "leaf", "leaf_ok", "options", "values", "counts", "by_key")
+    __slots__ = ("rows", "depth", "budget", "leaf", "leaf_ok", "options", "values", "counts", "by_key", "charge")
 
     def __init__(self, rows, depth, leaf, leaf_ok):
         self.rows, self.depth, self.leaf, self.leaf_ok = rows, depth, leaf, leaf_ok
@@ -56,6 +63,7 @@ class Node:
         self.values = np.zeros(0)
         self.counts = np.zeros(0, np.int64)
         self.by_key: dict = {}
+        self.charge = 0  # bytes of its options in the builder's estimate
 
     def count_at(self, v: float) -> int:
         """Number of the node's trees of cost exactly ``v``."""
@@ -105,14 +113,25 @@ def convolve(av, ac, bv, bc, budget):
         else:
             s, prods = av_keep + bv_keep[0], _times(bc[0], ac[:av_keep.size])
         return sum_by_value([s], [prods])
-    s = av_keep[:, None] + bv_keep[None, :]
-    mask = s <= budget
-    a_c, b_c = ac[:av_keep.size], bc[:bv_keep.size]
-    dtype = _counts_dtype(a_c, b_c)
-    if dtype != object and int(a_c.max()) * int(b_c.max()) > _INT_SAFE // max(1, s.size):
-        dtype = object
-    prods = np.multiply.outer(a_c.astype(dtype), b_c.astype(dtype))
-    return sum_by_value([s[mask]], [prods[mask]])
+    pairs = int(np.searchsorted(bv_keep, budget - av_keep, side="right").sum())
+    if pairs > MAX_PAIRS:
+        raise MemoryError
+    step = max(1, CHUNK // bv_keep.size)
+    values, counts = [], []
+    b_c = bc[:bv_keep.size]
+    for start in range(0, av_keep.size, step):
+        a = av_keep[start:start + step]
+        s = a[:, None] + bv_keep[None, :]
+        mask = s <= budget
+        a_c = ac[start:start + a.size]
+        dtype = _counts_dtype(a_c, b_c)
+        if dtype != object and int(a_c.max()) * int(b_c.max()) > _INT_SAFE // max(1, s.size):
+            dtype = object
+        prods = np.multiply.outer(a_c.astype(dtype), b_c.astype(dtype))
+        v, n = sum_by_value([s[mask]], [prods[mask]])
+        values.append(v)
+        counts.append(n)
+    return sum_by_value(values, counts) if len(values) > 1 else (values[0], counts[0])
 
 
 class Builder:
@@ -144,13 +163,19 @@ class Builder:
         self.leaf_memo: dict = {}
         self.n_options = 0
         self.n_bound_calls = 0
+        self.bytes = 0  # the estimate checked against MEMORY_LIMIT
         #: The time limit ran out: sub-problems filled since hold only the trees found (counts are lower bounds).
         self.stopped = False
+
+    def _charge(self, n_bytes: int) -> None:
+        self.bytes += n_bytes
+        if self.bytes > MEMORY_LIMIT:
+            raise MemoryError
 
     # ------------------------------------------------------------------ costs
     def leaf_cost(self, rows: np.ndarray) -> float:
         """Loss of one leaf on ``rows`` (its best value) / ``norm`` + ``alpha``; two passes, memoised."""
-        key = rows.tobytes()
+        key = _digest(rows)
         cost = self.leaf_memo.get(key)
         if cost is None:
             cost = loss_of_rows(self.data, rows) / self.norm + self.alpha
@@ -160,13 +185,14 @@ class Builder:
     # ------------------------------------------------------------------ the programme
     def build(self, rows: np.ndarray, depth: int, budget: float) -> Node:
         """The sub-problem ``(rows, depth)`` holding every tree of cost <= ``budget`` (memoised; widened on demand)."""
-        key = (rows.tobytes(), depth)
+        key = (_digest(rows), depth)
         node = self.memo.get(key)
         if node is not None and node.budget >= budget:
             return node
         if node is None:
             node = Node(rows, depth, self.leaf_cost(rows), rows.size >= self.min_leaf)
             self.memo[key] = node
+            self._charge(rows.nbytes + 600)
         self._fill(node, budget)
         return node
 
@@ -174,7 +200,8 @@ class Builder:
         if not self.stopped and time.perf_counter() > self.deadline:
             self.stopped = True
         self.n_options -= len(node.options)
-        node.options, node.by_key = [], {}
+        self.bytes -= node.charge
+        node.options, node.by_key, node.charge = [], {}, 0
         rows, depth = node.rows, node.depth
         values, counts = [], []
         if node.leaf_ok and node.leaf <= budget:
@@ -285,7 +312,7 @@ class Builder:
                 continue
             feature = int(self.column_feature[col])
             canon = lrows if lrows[0] == first else rrows  # the child holding the node's first row
-            key = (feature, canon.tobytes())
+            key = (feature, _digest(canon))
             if key in node.by_key:
                 continue
             lbud = budget - low_r[c] + slack
@@ -304,9 +331,15 @@ class Builder:
             node.by_key[key] = len(node.options)
             node.options.append(option)
             self.n_options += 1
-            if self.n_options > MAX_OPTIONS:
-                raise MemoryError
+            size = 400 + v.nbytes + n.nbytes * (5 if n.dtype == object else 1)  # a Python int: about 40 bytes
+            node.charge += size
+            self._charge(size)
             yield option
+
+
+def _digest(rows: np.ndarray) -> bytes:
+    """A 16-byte key of a row set (BLAKE2b: collisions are out of reach, and the key is short)."""
+    return hashlib.blake2b(rows.tobytes(), digest_size=16).digest()
 
 
 def loss_of_rows(data, rows: np.ndarray) -> float:

@@ -24,12 +24,12 @@ from ..estimators._inputs import encode_categories, normalise_weights
 from ..problem import get_loss
 from ..split_space import SplitSpace
 from ..exact._tree import to_tree
-from ._build import Builder, MAX_OPTIONS, counts_without, loss_of_rows, tree_at
+from ._build import MEMORY_LIMIT, Builder, _digest, counts_without, loss_of_rows, tree_at
 
 __all__ = ["RashomonSet", "RashomonTree", "MAX_DEPTH"]
 
 #: Deepest set accepted: at depth 5 a sub-problem's options hold depth-4 sets whose number grows as
-#: (candidates)**15; the memory limit (:data:`~optitree.rashomon._build.MAX_OPTIONS`) stops smaller ones.
+#: (candidates)**15; the memory limit (:data:`~optitree.rashomon._build.MEMORY_LIMIT`) stops smaller ones.
 MAX_DEPTH = 4
 #: Relative tolerance of the objective comparison (ties counted whatever the order of the sums).
 TOLERANCE = 1e-9
@@ -254,8 +254,10 @@ class RashomonSet(BaseEstimator):
                 root = builder.build(rows, depth, budget)
             except MemoryError:
                 raise ValueError(
-                    f"the Rashomon set at max_depth={depth}, epsilon={eps} needs more than {MAX_OPTIONS} stored split "
-                    f"options (the memory limit, about 1 GB): lower max_depth or epsilon, or raise alpha") from None
+                    f"the Rashomon set at max_depth={depth}, epsilon={eps} (alpha={alpha}) needs more memory than its "
+                    f"limit of {MEMORY_LIMIT / 2**30:.0f} GiB (optitree.rashomon._build.MEMORY_LIMIT; about "
+                    f"{builder.n_options} split options stored when it stopped): lower max_depth or epsilon, or "
+                    f"raise alpha") from None
             if builder.stopped or not root.values.size:
                 break
             threshold = root.values[0] * (1 + eps + TOLERANCE)
@@ -387,7 +389,7 @@ class RashomonSet(BaseEstimator):
             if not lrows.size or not rrows.size:
                 return None
             canon = lrows if lrows[0] == rows[0] else rrows
-            k = node.by_key.get((int(tree.feature[i]), canon.tobytes()))
+            k = node.by_key.get((int(tree.feature[i]), _digest(canon)))
             if k is None:
                 return None
             option = node.options[k]
