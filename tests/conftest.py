@@ -1,9 +1,9 @@
-"""Hypothesis profiles for the property suite (``tests/test_properties.py``) and shared fixtures.
+"""Hypothesis profiles for the property suite (``tests/optitree/test_properties.py``) and shared fixtures.
 
 ``ci`` (default): a short deterministic run. ``long``: many random cases, for a release or
 after a change to input handling::
 
-    OPTITREE_HYPOTHESIS_PROFILE=long python -m pytest tests/test_properties.py -p no:cacheprovider
+    OPTITREE_HYPOTHESIS_PROFILE=long python -m pytest tests/optitree/test_properties.py -p no:cacheprovider
 """
 
 import os
