@@ -330,3 +330,111 @@ register(Method("ort", "mip", "regression", "ORT: optimal regression tree, const
                 _optimal_regressor("constant")))
 register(Method("ort-l", "mip", "regression", "ORT-L: optimal regression tree, linear leaves (L1 budget)",
                 _LINEAR_LEAF_PARAMS, _optimal_regressor("linear")))
+
+# ---------------------------------------------------------------------------- Rashomon sets
+class RashomonEstimator:
+    """The harness's view of a :class:`optitree.RashomonSet`: the set's best tree as the fitted tree,
+    the set itself in ``result_`` (written to the record's ``solver.rashomon``).
+
+    ``result_.to_dict()["rashomon"]`` holds the set size at ``epsilon`` (an exact integer), the optimum
+    and the set's bound, whether greedy CART's tree of the same depth (its default criterion, fitted on
+    the same data) is in the set, each feature's usage share, and the set size at ``curve_points``
+    values of epsilon from 0 to ``epsilon`` (counted in the one set: a set at a smaller epsilon is a
+    prefix of it in objective order).
+    """
+
+    #: None of its own: :meth:`_validate_params` checks the parameters with the RashomonSet's constraints
+    _parameter_constraints: dict = {}
+
+    def __init__(self, task: str, max_depth: int, epsilon: float, alpha: float, min_samples_leaf: int,
+                 time_limit: float, curve_points: int, random_state: int, loss: str = "misclassification"):
+        self.task, self.max_depth, self.epsilon, self.alpha = task, max_depth, epsilon, alpha
+        self.min_samples_leaf, self.time_limit, self.curve_points = min_samples_leaf, time_limit, curve_points
+        self.random_state, self.loss = random_state, loss
+
+    def get_params(self, deep: bool = True) -> dict:
+        names = ("task", "max_depth", "epsilon", "alpha", "min_samples_leaf", "time_limit", "curve_points",
+                 "random_state", "loss")
+        return {name: getattr(self, name) for name in names}
+
+    def _set(self):
+        from optitree import RashomonSet
+
+        return RashomonSet(max_depth=self.max_depth, epsilon=self.epsilon, alpha=self.alpha, loss=self.loss,
+                           min_samples_leaf=self.min_samples_leaf, time_limit=self.time_limit,
+                           random_state=self.random_state)
+
+    def _validate_params(self):
+        self._set()._check_params()
+
+    def fit(self, X, y):
+        import numpy as np
+
+        from greedy import CARTClassifier, CARTRegressor
+
+        rs = self._set().fit(X, y)
+        self.set_ = rs
+        self.best_ = rs[0]
+        self.tree_ = self.best_.tree_
+        if self.task == "classification":
+            self.classes_ = rs.classes_
+        cart = (CARTClassifier if self.task == "classification" else CARTRegressor)(
+            max_depth=self.max_depth, random_state=self.random_state).fit(X, y)
+        names = getattr(rs, "feature_names_in_", None)
+        names = [str(n) for n in names] if names is not None else [f"x{j}" for j in range(rs.n_features_in_)]
+        counts = np.asarray(rs.objective_counts_, dtype=object)
+        curve = []
+        for eps in np.linspace(0.0, float(self.epsilon), int(self.curve_points)):
+            bound = rs.optimum_ * (1 + eps + 1e-9)
+            curve.append([float(eps), int(counts[rs.objectives_ <= bound].sum())])
+        self.result_ = _RashomonResult({
+            "epsilon": float(self.epsilon), "alpha": float(self.alpha), "size": len(rs), "optimum": rs.optimum_,
+            "threshold": rs.threshold_, "complete": bool(rs.complete_), "cart_in_set": bool(rs.contains(cart)),
+            "feature_usage": dict(zip(names, rs.feature_usage_.tolist())), "size_vs_epsilon": curve,
+            "n_objectives": int(rs.objectives_.size), "n_subproblems": rs.n_subproblems_,
+            "n_options": rs.n_options_, "fit_time": rs.fit_time_})
+        return self
+
+    def predict(self, X):
+        return self.best_.predict(X)
+
+
+class _RashomonResult:
+    """What the protocols read of a fit's ``result_``: ``to_dict``, ``acceleration`` and ``proven_optimal``."""
+
+    def __init__(self, rashomon: dict):
+        self.rashomon = rashomon
+        self.proven_optimal = rashomon["complete"]
+        # the optimum (the set's first tree) is the exact engine's: settled by it when the build finished
+        self.acceleration = {"certificate": "engine" if self.proven_optimal else "unproven"}
+
+    def to_dict(self) -> dict:
+        return {"status": "optimal" if self.proven_optimal else "time_limit", "proven_optimal": self.proven_optimal,
+                "objective": self.rashomon["optimum"], "bound": None, "gap": None,
+                "acceleration": self.acceleration, "rashomon": self.rashomon}
+
+
+RASHOMON_PARAMS = {
+    "epsilon": Param(float, 0.05, minimum=0.0, doc="the set: objective <= (1 + epsilon) x optimum"),
+    "alpha": Param(float, 0.01, minimum=0.0, minimum_inclusive=False, doc="objective cost per leaf"),
+    "min_samples_leaf": Param(int, 1, minimum=1),
+    "time_limit": Param(float, 60.0, minimum=0.0, minimum_inclusive=False,
+                        doc="seconds; a stopped build counts a lower bound"),
+    "curve_points": Param(int, 6, minimum=2, doc="epsilons from 0 to epsilon at which the set size is counted"),
+}
+
+
+def _rashomon(task: str) -> Callable[[dict, int, int], Any]:
+    def factory(params: dict, depth: int, seed: int):
+        return RashomonEstimator(task, depth, random_state=seed, **params)
+
+    return factory
+
+
+register(Method("rashomon", "mip", "classification",
+                "Rashomon set (optitree.RashomonSet): every tree within (1 + epsilon) of the optimum; "
+                "its best tree is the fitted one", RASHOMON_PARAMS, _rashomon("classification")))
+register(Method("rashomon-regressor", "mip", "regression",
+                "Rashomon set of regression trees (optitree.RashomonSet, SSE / SST or SAE / SAT)",
+                {**RASHOMON_PARAMS, "loss": Param(str, "squared", choices=("absolute", "squared"))},
+                _rashomon("regression")))

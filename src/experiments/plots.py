@@ -10,7 +10,9 @@
   MIP method variant (cold / CART start side by side) and depth, first seed;
 * ``gap_over_time.png`` — relative gap over time from the traces, cold vs CART start overlaid;
 * ``regions_<dataset>.png`` — for 2-feature datasets (XOR): decision regions of every method side by side,
-  rebuilt from the stored trees (``greedy.Tree.from_dict``) over the run's training data.
+  rebuilt from the stored trees (``greedy.Tree.from_dict``) over the run's training data;
+* ``rashomon_size_vs_epsilon.png`` — runs of the ``rashomon`` methods: the number of trees in the Rashomon set
+  against epsilon (log scale), one panel per dataset, one line per depth and method (median over runs).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def plot_all(out_dir: Path, plots_dir: Path | None = None) -> list[Path]:
     written = []
     compare = _report.declared_pairs(out_dir)
     for name, draw in (("forest.png", lambda df, plt: _forest(df, plt, compare)), ("accuracy_vs_depth.png", _accuracy_vs_depth),
-                       ("optimality.png", _optimality),
+                       ("optimality.png", _optimality), ("rashomon_size_vs_epsilon.png", _rashomon_sizes),
                        ("gap_over_time.png", lambda df, plt: _gap_over_time(df, by_id, plt))):
         fig = draw(df, plt)
         if fig is not None:
@@ -328,3 +330,30 @@ def _training_data(rec):
         return _datasets.to_array(data.X_train), data.y_train
     X, y, (train, _), _, _ = _protocols.fold_data(spec, "classification")
     return _datasets.to_array(X.iloc[train]), y[train]
+
+
+def _rashomon_sizes(df, plt):
+    """Set size against epsilon per dataset (panels), one line per depth × method: the median over runs."""
+    if "rashomon_curve" not in df or not df["rashomon_curve"].notna().any():
+        return None
+    import json
+
+    runs = df[df["rashomon_curve"].notna()]
+    datasets = list(dict.fromkeys(runs["dataset"]))
+    fig, axes = _grid(plt, len(datasets))
+    for ax, dataset in zip(axes.flat, datasets):
+        sub = runs[runs["dataset"] == dataset]
+        for (depth, method), g in sub.groupby(["depth", "method"], sort=True):
+            curves = [json.loads(c) for c in g["rashomon_curve"]]
+            eps = sorted({e for curve in curves for e, _ in curve})
+            median = [float(np.median([dict(curve).get(e, np.nan) for curve in curves])) for e in eps]
+            label = f"depth {depth}" if sub["method"].nunique() == 1 else f"{method}, depth {depth}"
+            ax.plot(eps, median, marker="o", ms=3, label=label, drawstyle="steps-post")  # a size is a step function
+        ax.set_yscale("log")
+        ax.set(title=dataset, xlabel="ε", ylabel="trees in the set")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+    for ax in list(axes.flat)[len(datasets):]:
+        ax.set_visible(False)
+    fig.suptitle("Rashomon set size against ε (median over runs)")
+    return fig

@@ -7,7 +7,8 @@ Writes into DIR:
 * ``stats.csv``: paired statistics (:mod:`experiments.stats`): greedy vs optimal, or the method
   pairs the config declares in ``[[compare]]`` (read back from ``grid.json``);
 * ``report.md``: "Greedy vs optimal" or "Paired comparisons" (the paired statistics), then the summary as markdown,
-  a pivot of mean scores and failed runs.
+  a pivot of mean scores, the Rashomon sets (runs of the ``rashomon`` methods: set size at the chosen epsilon,
+  whether CART's tree is in the set, the features whose usage varies most) and failed runs.
 
 Scores are accuracy for classification and R² for regression (MSE is in the runs table).
 """
@@ -89,6 +90,7 @@ def _row(rec: _records.RunRecord) -> dict:
         "nodes": s.get("nodes"),
         "solve_time": s.get("solve_time"),
         "start_accepted": s.get("start_accepted"),
+        **_rashomon_columns(s.get("rashomon")),
         "start_objective": s.get("start_objective"),
         "tuned": json.dumps(rec.tuning.get("chosen"), sort_keys=True) if rec.tuning else None,
         "dataset_name": dataset.get("name"),
@@ -102,6 +104,64 @@ def _row(rec: _records.RunRecord) -> dict:
         "hostname": (env.get("host") or {}).get("hostname"),
         "git_commit": git.get("commit"),
     }
+
+
+def _rashomon_columns(rashomon: dict | None) -> dict:
+    """The runs table's columns of a Rashomon set (``solver.rashomon`` of a ``rashomon`` run; None otherwise)."""
+    r = rashomon or {}
+    usage = r.get("feature_usage")
+    return {
+        "rashomon_epsilon": r.get("epsilon"),
+        "rashomon_size": r.get("size"),
+        "rashomon_complete": r.get("complete"),
+        "cart_in_rashomon": r.get("cart_in_set"),
+        "rashomon_usage": json.dumps(usage, sort_keys=True) if usage is not None else None,
+        "rashomon_curve": json.dumps(r.get("size_vs_epsilon")) if r.get("size_vs_epsilon") is not None else None,
+    }
+
+
+def varying_features(usages: list[dict], top: int = 3) -> list[tuple[str, float]]:
+    """The ``top`` features whose usage varies most over a Rashomon set, with their mean usage share.
+
+    A feature used by a share ``u`` of the set's trees varies by ``u (1 - u)`` (the variance of "the
+    tree splits on it" over the set): largest at one half, zero for a feature every tree or no tree
+    uses. ``usages`` are the runs' ``{feature: share}`` (seeds, folds), averaged first.
+    """
+    names = list(dict.fromkeys(name for usage in usages for name in usage))
+    mean = {name: float(np.mean([usage.get(name, 0.0) for usage in usages])) for name in names}
+    ranked = sorted(names, key=lambda name: (-mean[name] * (1 - mean[name]), name))
+    return [(name, mean[name]) for name in ranked[:top] if 0 < mean[name] < 1]
+
+
+def rashomon_markdown(df) -> str | None:
+    """The report's "Rashomon sets" section, or None without a finished Rashomon run."""
+    if "rashomon_size" not in df:
+        return None
+    done = df[(df["status"] == "done") & df["rashomon_size"].notna()]
+    if not len(done):
+        return None
+    rows = []
+    for (dataset, depth, method), g in done.groupby(["dataset", "depth", "method"], sort=False):
+        sizes = [int(v) for v in g["rashomon_size"]]
+        middle = sorted(sizes)[len(sizes) // 2]  # Python integers: sizes beyond int64 stay exact
+        size = str(middle) if min(sizes) == max(sizes) else f"{middle} ({min(sizes)}–{max(sizes)})"
+        if not g["rashomon_complete"].astype(bool).all():
+            size += " (≥, stopped)"
+        cart = int(g["cart_in_rashomon"].astype(bool).sum())
+        usages = [json.loads(u) for u in g["rashomon_usage"] if isinstance(u, str)]
+        varying = ", ".join(f"{name} ({share:.0%})" for name, share in varying_features(usages)) or "—"
+        eps = sorted(set(g["rashomon_epsilon"]))
+        rows.append([dataset, depth, method, ", ".join(f"{e:g}" for e in eps), len(g), size, f"{cart}/{len(g)}",
+                     varying])
+    table = markdown_table(["dataset", "depth", "method", "ε", "runs", "trees in the set", "CART's tree in it",
+                            "features whose usage varies most (share of trees using them)"], rows)
+    return "\n".join([
+        "## Rashomon sets", "",
+        "Every tree of the depth whose training objective (loss / normaliser + alpha per leaf) is within "
+        "(1 + ε) of the optimum (docs/rashomon.md). Trees in the set: median over runs (the upper one for an even number; range); CART's tree in "
+        "it: runs where greedy CART's tree of the same depth is in the set; varying features: largest u (1 − u) "
+        "with u the mean share of the set's trees splitting on the feature. Set size against ε: "
+        "plots/rashomon_size_vs_epsilon.png.", "", table])
 
 
 def _certificate(solver: dict) -> str | None:
@@ -373,6 +433,9 @@ def markdown_report(df, agg, title: str, stats=None, missing: int = 0, compare=N
                 row.append("" if r is None else f"{_pm(r.train_score_mean, None, 3)} / {_pm(r.test_score_mean, None, 3)}")
             pivot_rows.append(row)
         parts.append(markdown_table(header, pivot_rows))
+    rashomon = rashomon_markdown(df)
+    if rashomon:
+        parts += ["", rashomon]
     failed = df[df["status"] != "done"]
     if len(failed):
         parts += ["", "## Failed runs (retried by --resume)", ""]
