@@ -66,8 +66,11 @@ def partitions(rows, x, categorical):
     return out
 
 
-def brute(X, y, w, cats, depth, alpha, loss, min_leaf=1):
-    """{tree key: objective} of every tree of depth <= ``depth`` on the positive-weight rows."""
+def brute(X, y, w, cats, depth, alpha, loss, min_leaf=1, allowed=None):
+    """{tree key: objective} of every tree of depth <= ``depth`` on the positive-weight rows.
+
+    ``allowed``: bool array (depth, p), the features a split may use per level (row 0: the root)."""
+    allowed = np.ones((depth, X.shape[1]), bool) if allowed is None else allowed
     kept = frozenset(np.flatnonzero(w > 0).tolist())
     if loss == "misclassification":
         norm = w.sum()
@@ -82,9 +85,11 @@ def brute(X, y, w, cats, depth, alpha, loss, min_leaf=1):
         if len(rows) >= min_leaf:
             out[("leaf", rows)] = node_loss(rows, y, w, loss) / norm + alpha
         if d > 0:
-            for f in range(X.shape[1]):
+            for f in np.flatnonzero(allowed[depth - d]).tolist():
                 for part in partitions(rows, X[:, f], f in cats):
                     a, b = sorted(part, key=min)
+                    if len(a) < min_leaf or len(b) < min_leaf:
+                        continue
                     ta, tb = trees(a, d - 1), trees(b, d - 1)
                     for (ka, ca), (kb, cb) in itertools.product(ta.items(), tb.items()):
                         out[("split", f, frozenset(((a, ka), (b, kb))))] = ca + cb
@@ -217,6 +222,35 @@ def test_against_brute_force(seed, depth, alpha, eps):
     assert rs.contains(cart) == (key is not None and key in inside)
     # every listed tree is contained; a deeper tree is not
     assert all(rs.contains(t) for t in itertools.islice(rs, 20))
+
+
+@pytest.mark.parametrize("seed", range(300, 308))
+def test_min_samples_leaf_and_allowed_features(seed):
+    Xin, X, y, w, cats, loss = instance(seed)
+    rng = np.random.default_rng(seed)
+    allowed = rng.random((2, X.shape[1])) < 0.7
+    allowed[:, 0] = True
+    if seed % 2:
+        allowed = allowed[0]
+    min_leaf = 1 + seed % 3
+    rs = RashomonSet(max_depth=2, epsilon=0.3, alpha=0.01, loss=loss, min_samples_leaf=min_leaf,
+                     allowed_features=allowed).fit(Xin, y, sample_weight=w)
+    yc = np.unique(y, return_inverse=True)[1] if loss == "misclassification" else y
+    every = brute(X, yc, w, cats, 2, 0.01, loss, min_leaf, np.broadcast_to(allowed, (2, X.shape[1])))
+    optimum = min(every.values())
+    inside = {k for k, c in every.items() if c <= optimum * (1.3 + TOL)}
+    assert len(rs) == len(inside)
+    assert {key_of(t.tree_, X, w) for t in rs} == inside
+
+
+def test_counts_beyond_int64_stay_exact():
+    from optitree.rashomon._build import convolve, sum_by_value
+    big = np.array([2**62, 2**62 + 1], dtype=np.int64)
+    v, n = convolve(np.array([0.1, 0.2]), big, np.array([0.1, 0.2]), big, 1.0)
+    assert v.tolist() == pytest.approx([0.2, 0.3, 0.4])
+    assert [int(x) for x in n] == [2**124, 2 * 2**62 * (2**62 + 1), (2**62 + 1) ** 2]
+    v, n = sum_by_value([np.array([0.5]), np.array([0.5])], [np.array([2**62], np.int64), np.array([2**62], np.int64)])
+    assert int(n[0]) == 2**63
 
 
 def test_usage_matches_listing():
