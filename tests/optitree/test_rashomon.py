@@ -295,7 +295,8 @@ def test_counts_of_a_large_set_are_exact_integers():
     X, y, _ = optitree.datasets.load("monks2", subset="train")
     rs = RashomonSet(max_depth=2, epsilon=0.5, alpha=0.01).fit(X, y)
     assert isinstance(len(rs), int) and len(rs) == sum(rs.objective_counts_) > 1000
-    assert rs[len(rs) - 1].objective_ == rs.objectives_[-1] <= rs.threshold_
+    assert rs[len(rs) - 1].objective_ == pytest.approx(rs.objectives_[-1], rel=1e-12)
+    assert rs[len(rs) - 1].objective_ <= rs.threshold_
     assert rs[0].objective_ == rs.optimum_
 
 
@@ -320,3 +321,37 @@ def test_not_fitted_and_time_limit():
         rs = RashomonSet(max_depth=3, epsilon=0.5, alpha=0.001, time_limit=0.05).fit(X, y)
     assert rs.complete_ is False
     assert all(t.objective_ <= rs.threshold_ for t in itertools.islice(rs, 50))
+
+
+def _onehot(X, categorical):
+    cols = [(X[:, j] == v).astype(float) if j in categorical else X[:, j]
+            for j in range(X.shape[1]) for v in (np.unique(X[:, j]) if j in categorical else [None])]
+    return np.column_stack(cols)
+
+
+@pytest.mark.parametrize("name", ["monks2", "tic_tac_toe"])
+def test_depth_three_on_real_data(name):
+    """Depth 3 (beyond the brute force): every listed or sampled tree has the objective it claims, within the
+    threshold; epsilon = 0 lists trees of the engine's optimum only; contains agrees with objectives."""
+    from optitree import OptimalTreeClassifier, exact
+
+    X, y, info = optitree.datasets.load(name)
+    X = _onehot(X, set(info["categorical"]))
+    w = np.ones(len(y))
+    yc = np.unique(y, return_inverse=True)[1]
+    rs = RashomonSet(max_depth=3, epsilon=0.05, alpha=0.01).fit(X, y)
+    assert len(rs) == sum(rs.objective_counts_) > 100
+    for t in itertools.chain(itertools.islice(rs, 30), rs.sample(30, random_state=1), [rs[len(rs) - 1]]):
+        assert objective_of(t.tree_, X, yc, w, "misclassification", 0.01) == pytest.approx(t.objective_, rel=1e-9)
+        assert t.objective_ <= rs.threshold_ and rs.contains(t)
+    engine = exact.solve(X, yc, max_depth=3, alpha=0.01 * len(y))
+    assert rs.optimum_ == pytest.approx(engine.objective / len(y) + 0.01, rel=1e-12)
+    exact_set = RashomonSet(max_depth=3, epsilon=0.0, alpha=0.01).fit(X, y)
+    assert all(t.objective_ == pytest.approx(rs.optimum_, rel=1e-9) for t in exact_set)
+    assert len(exact_set) == rs.objective_counts_[0]  # ties summed in other orders count as one objective
+    assert exact_set.objectives_.size == 1
+    for depth in (2, 3):  # greedy and optimal trees: in the set exactly when their objective is within the bound
+        for est in (CARTClassifier(max_depth=depth).fit(X, y),
+                    OptimalTreeClassifier(solver="dp", max_depth=depth, alpha=0.0).fit(X, y)):
+            objective = objective_of(est.tree_, X, yc, w, "misclassification", 0.01)
+            assert rs.contains(est) == (objective <= rs.threshold_ and key_of(est.tree_, X, w) is not None)

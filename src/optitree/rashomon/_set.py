@@ -35,6 +35,18 @@ MAX_DEPTH = 4
 TOLERANCE = 1e-9
 
 
+def _merge_ties(values, counts):
+    """Runs of float values within 1e-12 (relative) of the run's first as one value, counts summed."""
+    merged, sums = [], []
+    for v, c in zip(values.tolist(), counts):
+        if merged and v - merged[-1] <= 1e-12 * abs(merged[-1]):
+            sums[-1] += c
+        else:
+            merged.append(v)
+            sums.append(c)
+    return np.array(merged), sums
+
+
 def _rows_per_node(tree, X):
     """Per node of ``tree``, the sorted rows of ``X`` reaching it (int32); None when a row reaches two leaves."""
     rows, leaves, share = tree.route(X)
@@ -147,7 +159,9 @@ class RashomonSet(BaseEstimator):
         False) uses the engine's proven lower bound on the optimum instead, so every tree it lists
         is in the true set and the counts are lower bounds.
     objectives_ : ndarray
-        The distinct objective values in the set, increasing (``objective_counts_`` trees each).
+        The distinct objective values in the set, increasing (``objective_counts_`` trees each). Values
+        within 1e-12 (relative) of the first of a run are one value (the same sum taken in another
+        order may differ in its last bits); ``rs[i].objective_`` is each tree's own.
     objective_counts_ : list of int
     complete_ : bool
     n_subproblems_, n_options_ : int
@@ -273,9 +287,9 @@ class RashomonSet(BaseEstimator):
             self.threshold_ = min(budget, max(lower, 0.0) * (1 + eps + TOLERANCE))
         self._truncate(root, self.threshold_)
         self._root, self._builder = root, builder
-        self.objectives_ = root.values.copy()
-        self.objective_counts_ = [int(c) for c in root.counts]
-        self._cumulative = list(itertools.accumulate(self.objective_counts_))
+        raw = [int(c) for c in root.counts]
+        self._cumulative = list(itertools.accumulate(raw))  # per float value, as the walk needs them
+        self.objectives_, self.objective_counts_ = _merge_ties(root.values, raw)
         self.n_subproblems_, self.n_options_ = len(builder.memo), builder.n_options
         self.n_features_in_ = X.shape[1]
         self.fit_time_ = time.perf_counter() - started
@@ -331,7 +345,7 @@ class RashomonSet(BaseEstimator):
             raise IndexError(f"index {i} out of range for a Rashomon set of {n} trees")
         k = bisect.bisect_right(self._cumulative, i)
         j = i - (self._cumulative[k - 1] if k else 0)
-        v = float(self.objectives_[k])
+        v = float(self._root.values[k])
         nodes = tree_at(self._root, v, j)
         return RashomonTree(self._to_tree(nodes), v, int(i), self.classes_, self.categories_,
                             self._data.is_regression)
