@@ -231,10 +231,13 @@ class Builder:
         if not sb.complete:  # a spent time limit: its bounds hold, but stop here
             self.stopped = True
             return None
-        ranks = np.array([np.searchsorted(data.thresholds[f], t) for f, t in zip(sb.feature.tolist(),
-                                                                                  sb.threshold.tolist())], np.intp)
-        return (sb.feature, ranks, sb.left_bound / self.norm + self.alpha,
-                sb.right_bound / self.norm + self.alpha)
+        low_l, low_r = sb.left_bound / self.norm + self.alpha, sb.right_bound / self.norm + self.alpha
+        ranks = np.full(sb.feature.size, -1, np.intp)  # only the candidates that may be kept need theirs
+        near = np.flatnonzero(low_l + low_r <= budget + slack)
+        for f in np.unique(sb.feature[near]).tolist():
+            at = near[sb.feature[near] == f]
+            ranks[at] = np.searchsorted(data.thresholds[f], sb.threshold[at])
+        return sb.feature, ranks, low_l, low_r
 
     def _stumps(self, rows, allowed):
         """Every split of a depth-1 node at once with numpy: columns, rank thresholds, both leaves' costs
