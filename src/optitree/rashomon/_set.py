@@ -375,7 +375,8 @@ class RashomonSet(BaseEstimator):
 
         Its splits are mapped to the partitions of the training rows they make; a tree that routes a
         row to two leaves (fractional NaN routing), has an empty leaf, is deeper than ``max_depth``,
-        splits outside the split space or costs more than ``threshold_`` is not in the set.
+        splits outside the split space or costs more than ``threshold_`` is not in the set. After a build
+        stopped by ``time_limit`` (``complete_`` False) the answer is among the trees found.
         """
         check_is_fitted(self)
         tree = getattr(estimator, "tree_", estimator)
