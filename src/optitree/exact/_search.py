@@ -208,9 +208,9 @@ class Search:
         core.set_limits(seconds, np.inf if self.node_limit is None else float(self.node_limit),
                         np.inf if self.work_limit is None else float(self.work_limit))
         started = time.perf_counter()
-        start()
         bound = 0.0
-        try:
+        try:  # the start too: a Ctrl-C raised as it returns must not leave its threads running
+            start()
             while not core.wait(POLL_SECONDS):
                 self._report(started, on_improve)
                 if on_bound is not None and core.live_bound > bound:
