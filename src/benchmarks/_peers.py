@@ -7,7 +7,7 @@ threshold between two consecutive distinct values sends the same rows left. On t
 encoding STreeD's ``"regression"`` task (squared error, constant mean leaves, a depth limit
 and no complexity cost) returns the optimal depth-``D`` regression tree over all midpoints,
 the same optimum :class:`optitree.OptimalTreeRegressor` (``loss="squared"``) certifies.
-``tests/test_pystreed_peer.py`` checks that claim against brute force on tiny data.
+``tests/benchmarks/test_pystreed_peer.py`` checks that claim against brute force on tiny data.
 
 This module lives in the harness so that ``optitree`` never depends on ``pystreed``
 (an optional test/benchmark dependency).

@@ -159,7 +159,7 @@ def estimator_rows(names, depths, time_limit):
             r = clf.result_
             rows.append([f"{name} ({X.shape[0]}×{X.shape[1]})", depth, f"{axis.objective:.0f}",
                          int((clf.predict(X) != y).sum()), str(r.proven_optimal), r.start_source,
-                         "-" if r.bound is None else f"{r.bound / r.objective_units['scale']:.1f}", f"{elapsed:.1f}"])
+                         "-" if r.bound is None else f"{r.bound:.1f}", f"{elapsed:.1f}"])
             print("  " + " | ".join(str(c) for c in rows[-1]), flush=True)
     return rows
 

@@ -53,7 +53,7 @@ def test_constrained_optimum_equals_brute_force(depth, acceleration):
         expected = brute_force_errors(X[:, 1:], y, depth)
         assert 0 not in clf.tree_.feature[~clf.tree_.is_leaf]
         assert errors(clf, X, y) >= expected
-        assert clf.result_.bound * baseline(y) <= expected + 1e-6, seed
+        assert clf.result_.normalized_bound * baseline(y) <= expected + 1e-6, seed
         if clf.result_.proven_optimal:
             proven += 1
             assert errors(clf, X, y) == expected, seed
@@ -77,7 +77,7 @@ def test_oct_root_bound_row_keeps_the_constrained_optimum(acceleration):
         expected = brute_force_errors(X[:, 1:], y, 2)
         assert clf.result_.acceleration["bounds"]["candidates"] == X.shape[1]
         assert 0 not in clf.tree_.feature[~clf.tree_.is_leaf]
-        assert clf.result_.bound * baseline(y) <= expected + 1e-6, seed
+        assert clf.result_.normalized_bound * baseline(y) <= expected + 1e-6, seed
         assert errors(clf, X, y) >= expected
         if clf.result_.proven_optimal:
             proven += 1
@@ -190,7 +190,7 @@ def test_default_pipeline_equals_brute_force(depth):
         assert clf.result_.proven_optimal and clf.result_.status == "optimal"
         if depth < 3:
             assert errors(clf, X, y) == brute_force_errors(X, y, depth), seed
-        assert clf.result_.objective == pytest.approx(errors(clf, X, y) / baseline(y))
+        assert clf.result_.normalized_objective == pytest.approx(errors(clf, X, y) / baseline(y))
         assert clf.result_.acceleration["certificate"] == "engine"
 
 
@@ -221,7 +221,7 @@ def test_bound_stays_below_optimum_when_the_mip_stops_early():
             continue
         fitted += 1
         expected = brute_force_errors(X[:, 1:], y, 2)
-        assert clf.result_.bound * baseline(y) <= expected + 1e-6
+        assert clf.result_.normalized_bound * baseline(y) <= expected + 1e-6
         assert errors(clf, X, y) >= expected
     assert fitted >= 3
 

@@ -112,8 +112,8 @@ def check_fit(X, y, constraint, expected, acceleration, alpha=0.0):
                                 acceleration=acceleration).fit(X, y)
     r = clf.result_
     baseline = len(y) - np.bincount(y).max()
-    assert r.bound * baseline <= expected + 3 * alpha * baseline + 1e-6
-    assert all(p["bound"] is None or p["bound"] * baseline <= expected + 3 * alpha * baseline + 1e-6
+    assert r.normalized_bound * baseline <= expected + 3 * alpha * baseline + 1e-6
+    assert all(p["bound"] is None or p["bound"] <= expected + 3 * alpha * baseline + 1e-6  # errors
                for p in r.trace)
     assert errors(clf, X, y) >= expected
     if r.proven_optimal:
@@ -301,7 +301,7 @@ def test_a_class_quota_keeps_the_models_leaf_labels(y, acceleration, formulation
     np.testing.assert_array_equal(clf.predict(X), (X[:, 0] == 0).astype(int))
     assert errors(clf, X, y) == expected
     assert clf.result_.proven_optimal
-    assert clf.result_.objective == pytest.approx(expected / (y.size - np.bincount(y).max()))
+    assert clf.result_.normalized_objective == pytest.approx(expected / (y.size - np.bincount(y).max()))
     np.testing.assert_array_equal(clf.predict_proba(X).argmax(axis=1), clf.predict(X))
 
 

@@ -117,7 +117,7 @@ def test_objective_lower_bound_is_per_instance_and_raises_the_reported_bound(mon
     from optitree.solvers import HighsBackend
 
     X, y = xor_data()
-    optimum = OptimalTreeClassifier(max_depth=1, formulation="oct", time_limit=None).fit(X, y).result_.objective
+    optimum = OptimalTreeClassifier(max_depth=1, formulation="oct", time_limit=None).fit(X, y).result_.normalized_objective
     a, b = OCTFormulation(X, y, depth=1), OCTFormulation(X, y, depth=1)
     a.objective_lower_bound = optimum
     assert b.objective_lower_bound == 0.0
@@ -137,7 +137,7 @@ def test_objective_lower_bound_is_per_instance_and_raises_the_reported_bound(mon
     monkeypatch.setitem(FORMULATIONS, "oct", KnownBound)
     monkeypatch.setattr(HighsBackend, "_solve", weak_bound)
     r = OptimalTreeClassifier(max_depth=1, formulation="oct", time_limit=None).fit(X, y).result_
-    assert r.bound == optimum and r.gap == pytest.approx(0.0, abs=1e-9)
+    assert r.normalized_bound == optimum and r.gap == pytest.approx(0.0, abs=1e-9)
     assert f"bound raised to the objective's lower bound {optimum:g}" in r.message
 
 

@@ -33,9 +33,9 @@ def compare(X, y, formulation, depth=2, node_limit=2000, **kwargs):
     clf.fit(X, y)
     baseline = len(y) - np.bincount(y).max()  # objective units: errors / baseline errors
     mip_errors = int((clf.predict(X) != y).sum())
-    assert mip_errors == pytest.approx(clf.result_.objective * baseline, abs=1e-6)
+    assert mip_errors == pytest.approx(clf.result_.normalized_objective * baseline, abs=1e-6)
     assert mip_errors >= exact
-    assert clf.result_.bound * baseline <= exact + 1e-6
+    assert clf.result_.normalized_bound * baseline <= exact + 1e-6
     if clf.result_.proven_optimal:
         assert mip_errors == exact
     return clf.result_.proven_optimal

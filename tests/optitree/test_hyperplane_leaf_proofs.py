@@ -81,7 +81,7 @@ def test_octh_optimum_equals_brute_force_over_hyperplanes(depth, n, seed, n_clas
     clf = OptimalTreeClassifier(max_depth=depth, formulation="oct-h", time_limit=None, node_limit=20000).fit(X, y)
     got = int((clf.predict(X) != y).sum())
     assert got >= truth  # no tree beats the enumeration: the objective is not miscounted
-    assert clf.result_.bound * errors(y) <= truth + 1e-6  # the bound never passes the true optimum
+    assert clf.result_.normalized_bound * errors(y) <= truth + 1e-6  # the bound never passes the true optimum
     if clf.result_.proven_optimal:
         assert got == truth
     assert clf.result_.proven_optimal  # tiny data: the proof is expected, and checked above
@@ -125,7 +125,7 @@ def test_ortl_optimum_equals_exhaustive_splits_with_least_squares_leaves(seed):
                                time_limit=None, node_limit=20000).fit(X, y)
     sse = float(((reg.predict(X) - y) ** 2).sum())
     assert sse >= truth - 1e-9 * sst  # no tree beats the enumeration
-    assert reg.result_.bound <= truth / sst + 1e-9  # the bound never passes the true optimum
+    assert reg.result_.normalized_bound <= truth / sst + 1e-9  # the bound never passes the true optimum
     if reg.result_.proven_optimal:
         assert sse == pytest.approx(truth, rel=1e-6)
 
@@ -144,6 +144,6 @@ def test_ortl_depth2_optimum_never_beats_exhaustive_enumeration():
                                time_limit=None, node_limit=5000).fit(X, y)
     sse = float(((reg.predict(X) - y) ** 2).sum())
     assert sse >= truth - 1e-9 * sst
-    assert reg.result_.bound <= truth / sst + 1e-9
+    assert reg.result_.normalized_bound <= truth / sst + 1e-9
     if reg.result_.proven_optimal:
         assert sse == pytest.approx(truth, rel=1e-6)

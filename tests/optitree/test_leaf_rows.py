@@ -129,7 +129,7 @@ def test_depth_two_under_a_leaf_value_row_equals_brute_force(row):
         order = {"monotone": 0.0, "loose": None}.get(row)
         if row == "inner":  # 0.1 model units in the units of y
             from optitree.formulations import ORTFormulation
-            order = 0.1 / ORTFormulation(X, y, depth=2, sample_weight=w).task.target_scale
+            order = 0.1 / ORTFormulation(X, y, depth=2, sample_weight=w).units.target_scale
         expected = monotone_brute_force(X, y, w, alpha * baseline, min_leaf, order, leaves=leaves)
         encodable = monotone_brute_force(X, y, w, alpha * baseline, min_leaf, order, encoded=True, leaves=leaves)
         if row == "loose":  # a row that never binds: the unconstrained optimum (another brute force)
@@ -139,14 +139,14 @@ def test_depth_two_under_a_leaf_value_row_equals_brute_force(row):
                                    constraints={"monotone": monotone, "loose": loose, "inner": inner}[row])
         est.fit(X, y, sample_weight=w)
         r = est.result_
-        assert r.bound * baseline <= expected + 1e-7 * max(1.0, expected), seed
+        assert r.normalized_bound * baseline <= expected + 1e-7 * max(1.0, expected), seed
         got = training_loss(est, X, y, w, "squared") + alpha * baseline * est.tree_.n_splits
         if "violates the model" not in r.message:
             assert got >= expected - 1e-7 * max(1.0, expected), seed
         if r.proven_optimal:
             proven += 1
             assert got == pytest.approx(expected, rel=1e-7, abs=1e-9), seed
-            assert r.objective * baseline == pytest.approx(expected, rel=1e-7, abs=1e-9), seed
+            assert r.normalized_objective * baseline == pytest.approx(expected, rel=1e-7, abs=1e-9), seed
         elif encodable <= expected + 1e-9 * max(1.0, expected):  # a tree attains the optimum: it is found, proven
             raise AssertionError(f"seed {seed}: optimum {expected} encodable, not proven ({r.message})")
     assert proven >= {"monotone": 11, "loose": 12, "inner": 11}[row], proven  # measured: 12 of 12 each
@@ -164,7 +164,7 @@ def test_an_optimum_no_tree_encodes_is_not_claimed():
     est = OptimalTreeRegressor(max_depth=2, time_limit=20, constraints=monotone).fit(X, y)
     r = est.result_
     baseline = leaf_loss(y, w, "squared")
-    assert not r.proven_optimal and r.bound * baseline <= 8 / 3 + 1e-7
+    assert not r.proven_optimal and r.normalized_bound * baseline <= 8 / 3 + 1e-7
     assert "returned tree violates the model" not in r.message
     assert training_loss(est, X, y, w, "squared") == pytest.approx(4.0, abs=1e-7)
     assert r.acceleration["decomposition"]["complete"]

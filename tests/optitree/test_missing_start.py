@@ -50,7 +50,7 @@ def test_classifier_never_worse_than_its_cart_start(min_samples_leaf):
         cart.fit(X, y, sample_weight=w)
         fitted, start = w @ (est.predict(X) != y), w @ (cart.predict(X) != y)
         assert fitted <= start + 1e-9, seed
-        assert est.result_.objective == pytest.approx(fitted * est.result_.objective_units["scale"], abs=1e-9)
+        assert est.result_.objective == pytest.approx(fitted, abs=1e-9)  # weighted errors, the data's units
         check_space_report(est.result_)
 
 
@@ -71,15 +71,14 @@ def test_cart_better_than_the_proven_space_optimum_is_returned_uncertified():
     cart = CARTClassifier(max_depth=depth, random_state=0).fit(X, y)
     assert (cart.predict(X) != y).sum() == 31
     est = OptimalTreeClassifier(max_depth=depth, solver="dp").fit(X, y)
-    errors = est.result_.objective_units["scale"]
-    optimum = est.result_.split_space["space_optimum"]
-    assert optimum["proven_optimal"] and optimum["objective"] / errors == pytest.approx(36)
+    optimum = est.result_.split_space["space_optimum"]  # objectives in the data's units: errors
+    assert optimum["proven_optimal"] and optimum["objective"] == pytest.approx(36)
     assert (est.predict(X) != y).sum() == 31
     np.testing.assert_allclose(est.predict_proba(X), cart.predict_proba(X))
     assert est.result_.status == "error" and not est.result_.proven_optimal
     start = est.result_.split_space["start"]
-    assert start["source"] == "cart" and start["objective"] / errors == pytest.approx(31)
-    assert start["objective_in_space"] / errors == pytest.approx(38)  # each NaN to CART's larger side
+    assert start["source"] == "cart" and start["objective"] == pytest.approx(31)
+    assert start["objective_in_space"] == pytest.approx(38)  # each NaN to CART's larger side
     check_space_report(est.result_)
     plain = OptimalTreeClassifier(max_depth=depth, solver="dp", init=None).fit(X, y)
     assert plain.result_.proven_optimal and (plain.predict(X) != y).sum() == 36

@@ -67,7 +67,7 @@ def test_absolute_error_matches_brute_force(depth, n):
         truth = best_split_cost(X, y, np.arange(y.size), depth, "absolute")
         loss = np.abs(y - reg.predict(X)).sum()
         assert loss == pytest.approx(truth, abs=1e-6), seed
-        assert reg.result_.objective == pytest.approx(truth / leaf_cost(y, "absolute"), abs=1e-6)
+        assert reg.result_.normalized_objective == pytest.approx(truth / leaf_cost(y, "absolute"), abs=1e-6)
 
 
 def test_squared_error_within_the_documented_approximation():
@@ -80,9 +80,9 @@ def test_squared_error_within_the_documented_approximation():
                                     node_limit=20_000).fit(X, y)
         truth = best_split_cost(X, y, np.arange(y.size), 2, "squared") / leaf_cost(y, "squared")
         res = reg.result_
-        assert res.bound <= truth + 1e-9
-        assert truth - 1e-9 <= res.objective <= truth / (1 - rel) + 1e-6
-        assert res.objective == pytest.approx(recomputed_objective(reg.tree_, X, y, "squared"), abs=1e-12)
+        assert res.normalized_bound <= truth + 1e-9
+        assert truth - 1e-9 <= res.normalized_objective <= truth / (1 - rel) + 1e-6
+        assert res.normalized_objective == pytest.approx(recomputed_objective(reg.tree_, X, y, "squared"), abs=1e-12)
         # constant leaves are refitted to the mean of their samples
         leaves = reg.apply(X)
         for leaf in np.unique(leaves):
@@ -279,7 +279,7 @@ def test_feature_scaling_keeps_the_brute_force_optimum(feature_scaling):
     reg = OptimalTreeRegressor(max_depth=1, loss="absolute", feature_scaling=feature_scaling, acceleration="none",
                                time_limit=None).fit(X, y)
     assert reg.result_.proven_optimal
-    assert reg.result_.objective == pytest.approx(best / loss(y), rel=1e-7)
+    assert reg.result_.normalized_objective == pytest.approx(best / loss(y), rel=1e-7)
 
 
 def test_linear_leaves_refuse_coefficients_beyond_float64():
@@ -334,7 +334,7 @@ def test_start_gives_an_empty_heap_leaf_the_value_of_the_leaf_covering_it():
     stump = OptimalTreeRegressor(max_depth=1).fit(X, y).tree_
     beta = form.start_vector(stump)[form.vars["beta"]]
     # two heap leaves below each of the stump's leaves, one of them empty: both take its value
-    np.testing.assert_allclose(form.task.to_model_units(np.array([1.0, 1.0, 5.0, 5.0])), beta)
+    np.testing.assert_allclose(form.units.targets(np.array([1.0, 1.0, 5.0, 5.0])), beta)
 
 
 def test_a_linear_leaf_start_keeps_its_leaf_models_and_its_objective():

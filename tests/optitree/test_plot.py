@@ -157,7 +157,7 @@ def test_plot_progress_start_without_start_event():
 
 
 def test_plot_progress_y_axis_in_training_errors():
-    # a classifier's objective is errors / baseline error: the plot shows the errors themselves
+    # a classifier's result is in its data's units: the plot shows the training errors
     X, y = optitree.datasets.load("monks1")[:2]
     clf = optitree.OptimalTreeClassifier(max_depth=2, acceleration="none", time_limit=30).fit(X, y)
     fig, ax = plt.subplots()
@@ -166,17 +166,18 @@ def test_plot_progress_y_axis_in_training_errors():
     errors = int((clf.predict(X) != y).sum())
     assert lines_by_label(ax)["incumbent"].get_ydata()[-1] == errors
     assert f"training errors {errors}," in ax.get_title()
-    units = result_dict(objective_units={"name": "errors", "scale": 0.5})
+    units = result_dict(objective_units={"name": "errors", "normalization": 0.5})
     fig, ax = plt.subplots()
     optitree.plot_progress(units, ax=ax)
-    np.testing.assert_array_equal(lines_by_label(ax)["incumbent"].get_ydata(), [140, 96, 96, 80])
+    np.testing.assert_array_equal(lines_by_label(ax)["incumbent"].get_ydata(), [70, 48, 48, 40])
+    assert ax.get_ylabel() == "training errors"
 
 
 def test_plot_progress_ticks_are_readable():
     # error counts: whole-number ticks, even over a range of 3 errors; a log time axis labels decades only
     trace = [{"time": t, "incumbent": inc, "bound": b, "event": "progress"}
              for t, inc, b in [(0.001, 3.0, 0.0), (0.02, 2.0, 1.0), (3.0, 2.0, 2.0)]]
-    d = result_dict(trace=trace, objective_units={"name": "errors", "scale": 1.0}, start_objective=None)
+    d = result_dict(trace=trace, objective_units={"name": "errors", "normalization": 1.0}, start_objective=None)
     fig, ax = plt.subplots(figsize=(4, 3))
     optitree.plot_progress(d, ax=ax, log_time=True)
     fig.canvas.draw()

@@ -31,7 +31,7 @@ def test_default_fit_is_the_brute_force_optimum_and_never_worse_than_cart(loss):
         got = training_loss(est, X, y, w, loss) + alpha * baseline * est.tree_.n_splits
         assert got == pytest.approx(expected, rel=1e-9, abs=1e-9), seed
         assert est.result_.proven_optimal and est.result_.acceleration["certificate"] == "engine"
-        assert est.result_.objective * baseline == pytest.approx(expected, rel=1e-9, abs=1e-9)
+        assert est.result_.normalized_objective * baseline == pytest.approx(expected, rel=1e-9, abs=1e-9)
         cart = CARTRegressor(max_depth=depth, criterion=CRITERION[loss], min_samples_leaf=min_leaf).fit(X, y, w)
         assert got <= training_loss(cart, X, y, w, loss) + alpha * baseline * cart.tree_.n_splits + 1e-9
 
@@ -79,7 +79,7 @@ def test_a_forbidden_feature_in_pyomo_is_proven_like_allowed_features(loss):
         est.fit(X, y, sample_weight=w)
         assert seed % 3 not in est.tree_.feature.tolist()
         baseline = leaf_loss(y, w, loss)
-        assert est.result_.bound * baseline <= expected + 1e-9
+        assert est.result_.normalized_bound * baseline <= expected + 1e-9
         assert training_loss(est, X, y, w, loss) == pytest.approx(expected, abs=1e-7), seed
         assert est.result_.proven_optimal, est.result_.message
         via_mask = OptimalTreeRegressor(max_depth=2, loss=loss, allowed_features=allowed).fit(X, y, sample_weight=w)
@@ -103,7 +103,7 @@ def test_bound_under_a_leaf_size_row_never_exceeds_the_brute_forced_optimum():
         expected = brute_force(X, y, None, depth, 0.0, n_min, None, "absolute")
         est = OptimalTreeRegressor(max_depth=depth, loss="absolute", time_limit=60, constraints=leaf_size).fit(X, y)
         baseline = leaf_loss(y, np.ones(len(y)), "absolute")
-        assert est.result_.bound * baseline <= expected + 1e-7, seed
+        assert est.result_.normalized_bound * baseline <= expected + 1e-7, seed
         assert training_loss(est, X, y, np.ones(len(y)), "absolute") >= expected - 1e-7
         if est.result_.proven_optimal:
             assert training_loss(est, X, y, np.ones(len(y)), "absolute") == pytest.approx(expected, abs=1e-7)

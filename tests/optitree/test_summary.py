@@ -13,16 +13,22 @@ from optitree.solvers import SolveOptions, solve_highs
 
 
 def in_data_units(text):
-    """The objective and bound the units line states in the data's units."""
-    found = re.search(r"the objective is (\S+) and the bound (\S+) in the data's units", text)
+    """The objective and bound the summary states (the data's units for an estimator's fit)."""
+    found = re.search(r"objective: (\S+)  bound: (\S+)", text)
     return float(found.group(1)), float(found.group(2))
 
 
 def test_the_bound_is_converted_like_the_objective():
     result, _ = solve_highs(assignment_spec()[0].to_highs(), SolveOptions())
-    text = dataclasses.replace(result, objective=1.0, bound=0.5, objective_units={"name": "errors", "scale": 0.25}
-                               ).summary()
-    assert in_data_units(text) == (4.0, 2.0)  # 1 / 0.25 and 0.5 / 0.25
+    result = dataclasses.replace(result, objective=1.0, bound=0.5, start_objective=2.0,
+                                 trace=[{"time": 0.0, "incumbent": 1.0, "bound": 0.5, "event": "final"}])
+    result.express_in_user_units("errors", 0.25)
+    assert (result.objective, result.bound, result.start_objective) == (4.0, 2.0, 8.0)  # 1 / 0.25, 0.5 / 0.25, ...
+    assert (result.trace[0]["incumbent"], result.trace[0]["bound"]) == (4.0, 2.0)
+    assert (result.normalized_objective, result.normalized_bound) == (1.0, 0.5)
+    text = result.summary()
+    assert in_data_units(text) == (4.0, 2.0)
+    assert "units: errors; normalised (x 0.25, as the model minimises it): objective 1, bound 0.5" in text
 
 
 def test_a_mip_fit_states_its_size_and_start():

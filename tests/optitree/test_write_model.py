@@ -27,7 +27,7 @@ def test_written_model_reads_back_with_the_fit_objective(iris, tmp_path, suffix)
     assert h.getNumCol() == clf.model_.n_cols
     h.run()
     assert clf.result_.proven_optimal
-    assert h.getInfo().objective_function_value == pytest.approx(clf.result_.objective, abs=1e-6)
+    assert h.getInfo().objective_function_value == pytest.approx(clf.result_.normalized_objective, abs=1e-6)
 
 
 def test_user_constraints_are_in_the_model(iris):

@@ -173,6 +173,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         self.result_, self.model_ = outcome.result, outcome.model
         self.result_.split_space = self._describe_space(space, form)
         if outcome.error is not None:
+            self.result_.express_in_user_units(*request.units)
             raise outcome.error
         self.tree_, self.init_tree_ = outcome.tree, outcome.init_tree
         if self.result_.termination in LIMIT_TERMINATIONS:
@@ -182,6 +183,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             if self.init_tree_ is not None:
                 self.init_tree_ = space.decode(self.init_tree_, X, sample_weight)
             self._settle_split_space(start, given, X, form)
+        self.result_.express_in_user_units(*request.units)
         # the exports show NaN routing at the splits of features that had NaN in training
         self._nan_seen = (np.zeros(self.tree_.node_count, bool) if space is None else
                           ~self.tree_.is_leaf & space.has_missing[np.maximum(self.tree_.feature, 0)])
@@ -319,7 +321,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         else:
             description = space.describe()
         description["tree"] = "in the split space"
-        description["thresholds"] = form.threshold_rule() if form.name != "oct-h" else "hyperplanes"
+        description["thresholds"] = form.threshold_rule()
         names = getattr(self, "feature_names_in_", None)
         for f in description["features"]:
             f["name"] = str(names[f["feature"]]) if names is not None else f"x{f['feature']}"

@@ -13,7 +13,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from greedy import CARTClassifier
 
-from ..pipeline import model_units, parse_acceleration
+from ..pipeline import parse_acceleration
 from ._inputs import encode_categories
 from ._base import _OptimalTreeBase
 from ..formulations import FORMULATIONS, formulation_names
@@ -30,8 +30,10 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
 
     with :math:`E(T)` the weighted misclassifications, :math:`\\hat L` the weighted
     error of predicting the majority class and :math:`S(T)` the number of splits
-    (:mod:`optitree.formulations`); ``result_.objective`` is in these units for every
-    formulation.
+    (:mod:`optitree.formulations`). ``result_.objective`` and ``result_.bound`` are in the
+    data's units, :math:`E(T) + \\alpha \\hat L S(T)` (weighted training errors when
+    ``alpha = 0``); ``result_.normalized_objective`` and ``normalized_bound`` are the
+    objective above.
 
     Parameters
     ----------
@@ -156,7 +158,8 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         (empty without): they are split on their codes in this order, and
         :func:`~optitree.export_text` prints their labels.
     result_ : SolveResult
-        Solve statistics. ``result_.objective`` is always the objective of ``tree_``
+        Solve statistics, in the data's units (``result_.objective_units``; the normalised
+        objective beside them). ``result_.objective`` is always the objective of ``tree_``
         recomputed from the data; a difference from the solver's value (or a fallback
         to the start tree) is explained in ``result_.message``.
         ``result_.bound`` is a valid lower bound: the solver's dual bound, raised to 0
@@ -346,7 +349,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         return self.formulation == "oct-h"
 
     def _progress_units(self, form):
-        return ("errors" if self.alpha == 0 else "errors + alpha/split"), model_units(form)
+        return ("errors" if self.alpha == 0 else "errors + alpha/split"), form.error_scale
 
     def _fit_cart(self, X, y_enc, sample_weight, seed):
         """Greedy CART classifier (Gini) of ``max_depth`` with the same ``min_samples_leaf``."""

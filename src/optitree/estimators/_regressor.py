@@ -15,12 +15,10 @@ from ..heuristics import greedy_coef_budget
 from ..pipeline import parse_acceleration
 from ._inputs import encode_categories
 from ._base import _OptimalTreeBase
-from ..formulations import FORMULATIONS, formulation_names
-from ..formulations.ort import LEAF_MODELS, LOSSES
+from ..formulations import FORMULATIONS, LEAF_MODELS, LOSSES, formulation_names
+from ..problem import get_loss
 
 __all__ = ["OptimalTreeRegressor"]
-
-_CRITERION = {"absolute": "absolute_error", "squared": "squared_error"}
 
 
 class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
@@ -34,8 +32,10 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     the best constant prediction (weighted median / mean), :math:`S(T)` the number of
     splits and :math:`\\|W(T)\\|_1` the L1 norm of the linear leaves' coefficients in
     target ranges over the training box (:mod:`optitree.formulations.ort`).
-    ``result_.objective`` is in these units (``summary()`` also shows the loss in the
-    target's units).
+    ``result_.objective`` and ``result_.bound`` are in the data's units,
+    :math:`\\ell(T) + \\hat L (\\alpha S(T) + \\lambda \\|W(T)\\|_1)` (the weighted error when
+    both penalties are 0); ``result_.normalized_objective`` and ``normalized_bound`` are the
+    objective above.
 
     With constant leaves the exact engine (:mod:`optitree.exact`, squared or absolute error,
     every midpoint threshold) settles the fit by default: without user ``constraints`` its
@@ -156,7 +156,8 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         ``{column index: category labels}`` of the pandas categorical columns of ``X``
         (see :class:`OptimalTreeClassifier`).
     result_ : SolveResult
-        Solve statistics; ``result_.objective`` is the objective of ``tree_``
+        Solve statistics, in the data's units (``result_.objective_units``; the normalised
+        objective beside them); ``result_.objective`` is the objective of ``tree_``
         recomputed from the data (differences from the solver's value are explained in
         ``result_.message``).
         ``result_.bound`` is a valid lower bound: the solver's dual bound, raised to 0
@@ -325,7 +326,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     def _fit_cart(self, X, y, sample_weight, seed):
         """Greedy CART regressor of ``max_depth`` (criterion of ``loss``, same ``min_samples_leaf``)."""
         est = CARTRegressor(
-            criterion=_CRITERION[self.loss], max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+            criterion=get_loss(self.loss).criterion, max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
             random_state=seed, categorical_features=sorted(self.categories_) or None,
         )
         return est.fit(X, y, sample_weight=sample_weight).tree_

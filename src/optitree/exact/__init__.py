@@ -5,7 +5,8 @@ tree found and a proven bound); ``split_bounds`` gives, for every split candidat
 lower bounds on its children's optimal sub-trees (the bound rows of a MIP). Both work on
 :class:`ExactData`, the rank encoding made once by :func:`prepare`.
 
-Depends on numpy, its compiled core ``_core`` (C++, built at install), ``greedy`` and ``optitree._forked`` only.
+Depends on numpy, its compiled core ``_core`` (C++, built at install), ``greedy``, the problem layer
+``optitree.problem`` (units, losses) and ``optitree._forked`` only.
 
 >>> import numpy as np
 >>> from optitree.exact import solve, split_bounds

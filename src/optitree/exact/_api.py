@@ -11,6 +11,8 @@ import numpy as np
 
 from greedy import Tree
 
+from ..problem import get_loss
+
 from ._data import ExactData, prepare
 from ._anytime import BOUND_RESERVE, class_count_bound, subset_rows, two_level_class_count_bound
 from ._search import EPS, Search, Subtree, check_allowed, per_node_features
@@ -139,11 +141,10 @@ def all_midpoints_bound(data: ExactData, view, depth: int, bound: float, allowed
 
 
 def regression_loss(data: ExactData, tree, rows) -> float:
-    """Squared or absolute error of ``tree``'s leaves on kept ``rows`` in user units, in two passes (no prefix sums)."""
+    """Squared or absolute error of ``tree``'s leaves on kept ``rows`` in reported units, in two passes (no prefix sums)."""
     leaf_of = tree.apply(data.X[rows])
-    w = data.weight[rows] * data.weight_unit
-    residual = data.targets(rows) - tree.value[leaf_of, 0]
-    return float((w * (residual ** 2 if data.loss == "squared" else np.abs(residual))).sum())
+    residual = data.stats[rows, 3] - data.units.targets(tree.value[leaf_of, 0])
+    return get_loss(data.loss).node_loss(residual, data.weight[rows]) * data.scale
 
 
 def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, alpha=0.0, min_samples_leaf=1,

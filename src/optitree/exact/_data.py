@@ -9,14 +9,7 @@ import numpy as np
 from greedy import FeatureBinner, midpoint_threshold
 from greedy._hist import check_max_bins
 
-from . import _kernels as K
-
-#: Losses of the engine: name -> (kernel code, exponent of the target scale in a cost).
-LOSSES = {"misclassification": (K.MISCLASSIFICATION, 0), "squared": (K.SQUARED, 2), "absolute": (K.ABSOLUTE, 1)}
-
-
-def _power_of_two_below(value: float) -> float:
-    return float(2.0 ** np.floor(np.log2(value)))
+from ..problem import Units, check_rows, get_loss
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,26 +29,21 @@ class ExactData:
     y : ndarray (n,) int32
         Class codes ``0..K-1`` (indices into ``classes``); zeros for regression.
     weight : ndarray (n,) float64
-        Positive sample weights divided by the weight unit, a power of two near the
-        smallest positive weight: the engine's fixed tolerance (1e-9) stays far below the
-        lightest row's weight, whatever the magnitudes (a tolerance tied to the mean weight
-        would make rows 1e12 times lighter than one heavy row invisible).
+        Positive sample weights in the problem's units (:class:`optitree.problem.Units`).
+    units : optitree.problem.Units
+        The problem's one unit system (the formulations share it): the engine computes on
+        internal weights and targets, its costs are internal losses.
     scale : float
-        User loss per engine cost unit, a power of two: the weight unit, divided for
-        regression by ``target_scale`` (absolute) or its square (squared); multiplying
-        results back by ``scale`` is exact.
+        The factor from internal costs to the costs the engine reports (objective, bound,
+        trace, split bounds): ``units.cost_unit`` (the user's units) or 1 (the problem's).
     classes : ndarray (K,)
         Sorted distinct labels of the input (zero-weight rows included); empty for regression.
     loss : {"misclassification", "squared", "absolute"}
     loss_code : int
         The kernels' code of ``loss``.
     stats : ndarray (n, 4) float64
-        Regression: per row ``w, w t, w t², t`` with ``t = (y - target_centre) * target_scale``
-        in ``[-1, 1]`` (``target_scale`` a power of two); a dummy row for classification.
-    target_centre, target_scale : float
-        Regression only (0 and 1 for classification).
-    weight_unit : float
-        ``weight * weight_unit`` are the input weights.
+        Regression: per row ``w, w t, w t², t`` with ``t`` the target in the problem's units
+        (in ``[-1, 1]``); a dummy row for classification.
     rank : ndarray (p, n) int32
     thresholds : list of ndarray
     view : ndarray (p, n) int32
@@ -74,6 +62,7 @@ class ExactData:
     X: np.ndarray
     y: np.ndarray
     weight: np.ndarray
+    units: Units
     scale: float
     classes: np.ndarray
     rank: np.ndarray
@@ -82,15 +71,17 @@ class ExactData:
     kept: np.ndarray
     loss: str = "misclassification"
     stats: np.ndarray | None = None
-    target_centre: float = 0.0
-    target_scale: float = 1.0
-    weight_unit: float = 1.0
     max_bins: int | None = None
     binned: np.ndarray | None = None
 
     @property
     def loss_code(self) -> int:
-        return LOSSES[self.loss][0]
+        return get_loss(self.loss).engine_code
+
+    @property
+    def weight_unit(self) -> float:
+        """User weight per engine weight."""
+        return self.units.weight_unit
 
     @property
     def is_regression(self) -> bool:
@@ -113,7 +104,7 @@ class ExactData:
         """Targets of kept ``rows`` in user units (regression) or class codes."""
         if not self.is_regression:
             return self.y[rows]
-        return self.stats[rows, 3] / self.target_scale + self.target_centre
+        return self.units.user_targets(self.stats[rows, 3])
 
     def class_prefix(self, rows) -> np.ndarray:
         """Cumulative class weights along ``rows``: row ``t`` holds the weight per class of ``rows[:t + 1]``."""
@@ -146,67 +137,43 @@ class ExactData:
         return np.ascontiguousarray(np.stack([row[mask[row]] for row in self.view]))
 
 
-def prepare(X, y, sample_weight=None, *, loss="misclassification", max_bins=None) -> ExactData:
+def prepare(X, y, sample_weight=None, *, loss="misclassification", max_bins=None, report="user") -> ExactData:
     """Check ``X, y, sample_weight`` and encode them for the engine (one argsort per feature).
 
     ``loss`` is ``"misclassification"`` (``y`` holds labels), ``"squared"`` or ``"absolute"``
     (``y`` holds finite real targets). ``max_bins`` (an integer >= 2, scikit-learn's name)
     restricts the thresholds of features with more distinct values to the edges of that many
-    quantile bins (:attr:`ExactData.max_bins`). Raises ``ValueError`` for non-2-D or
+    quantile bins (:attr:`ExactData.max_bins`). ``report``: the units of every cost the engine
+    reports, ``"user"`` (the data's: weighted errors, squared or absolute error of ``y``) or
+    ``"problem"`` (:class:`optitree.problem.Units`' internal ones, shared with the formulations,
+    finite whatever the magnitudes: the pipeline's). Raises ``ValueError`` for non-2-D or
     non-finite ``X``, non-finite regression targets, mismatched lengths, negative, non-finite
     or all-zero weights, and a ``max_bins`` that is not an integer >= 2.
     """
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
+    policy = get_loss(loss)
+    if report not in ("user", "problem"):
+        raise ValueError(f"report must be 'user' or 'problem', got {report!r}")
     if max_bins is not None:
         try:
             max_bins = check_max_bins(max_bins)
         except TypeError as error:  # a value of the wrong kind is a bad value, as one out of range
             raise ValueError(str(error)) from None
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D, got shape {X.shape}")
+    X, y, w = check_rows(X, y, sample_weight, solver="the exact engine")
     n, p = X.shape
-    if n == 0 or p == 0:
-        raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
-    if not np.isfinite(X).all():
-        raise ValueError("X contains NaN or infinite values; the exact engine needs finite features")
-    y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != n:
-        raise ValueError(f"y must be 1-D with {n} entries (one per row of X), got shape {y.shape}")
-    if sample_weight is None:
-        w = np.ones(n)
-    else:
-        w = np.asarray(sample_weight, dtype=np.float64)
-        if w.shape != (n,):
-            raise ValueError(f"sample_weight must have shape ({n},), got {w.shape}")
-        if not np.isfinite(w).all() or (w < 0).any():
-            raise ValueError("sample_weight must be finite and non-negative")
-        if not (w > 0).any():
-            raise ValueError("sample_weight has no positive entry")
     kept = np.flatnonzero(w > 0)
-    if w[kept].max() * 2.0**-1000 > w[kept].min():  # weights in units of the smallest would overflow
-        raise ValueError(f"sample_weight spans {w[kept].min():.3g} .. {w[kept].max():.3g}, more than 2**1000 from the "
-                         "smallest positive weight to the largest: set weights that small to 0 or rescale them")
-    weight_unit = _power_of_two_below(w[kept].min())
-    wk = np.ascontiguousarray(w[kept] / weight_unit)
-    regression = loss != "misclassification"
-    if regression:
+    if policy.regression:
         y = np.asarray(y, dtype=np.float64)
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinite values; regression targets must be finite")
-        yk = y[kept]
-        lo, hi = float(yk.min()), float(yk.max())
-        centre = 0.5 * lo + 0.5 * hi
-        half_range = 0.5 * hi - 0.5 * lo
-        target_scale = 1.0 if half_range == 0 else float(np.ldexp(1.0, -int(np.frexp(half_range)[1])))
-        t = (yk - centre) * target_scale
+    units = Units.of(w[kept], policy, y[kept] if policy.regression else None)
+    wk = np.ascontiguousarray(units.weights(w[kept]))
+    if policy.regression:
+        t = units.targets(y[kept])
         stats = np.ascontiguousarray(np.c_[wk, wk * t, wk * t * t, t])
         classes, codes = np.zeros(0), np.zeros(n, np.int32)
-        scale = weight_unit / target_scale ** LOSSES[loss][1]
     else:
         classes, codes = np.unique(y, return_inverse=True)
-        stats, centre, target_scale, scale = np.zeros((1, 4)), 0.0, 1.0, weight_unit
+        stats = np.zeros((1, 4))
     Xk = np.ascontiguousarray(X[kept])
     # one stable sort of every column: the view (rows by rank, ties in row order), the dense ranks
     # (np.unique's inverse) and the distinct values, without a sort per feature
@@ -227,6 +194,6 @@ def prepare(X, y, sample_weight=None, *, loss="misclassification", max_bins=None
         for f, edges in zip(np.flatnonzero(binned), binner.bin_edges_):
             rank[f] = np.searchsorted(edges, Xk[:, f], side="left")
             thresholds[f] = edges
-    return ExactData(Xk, np.ascontiguousarray(codes[kept].astype(np.int32)), wk, scale, classes, rank, thresholds,
-                     view, kept, loss, stats, centre, target_scale, weight_unit,
-                     max_bins, binned)
+    return ExactData(Xk, np.ascontiguousarray(codes[kept].astype(np.int32)), wk, units,
+                     units.cost_unit if report == "user" else 1.0, classes, rank, thresholds,
+                     view, kept, loss, stats, max_bins, binned)

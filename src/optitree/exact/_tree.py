@@ -10,14 +10,8 @@ import numpy as np
 from greedy import LEAF_FEATURE, TREE_LEAF, Tree
 from greedy._statistics import node_statistics
 
+from ..problem import weighted_median
 from ._data import ExactData
-
-
-def weighted_median(values, weights) -> float:
-    """The lower weighted median (the value the kernels predict at an absolute-error leaf)."""
-    order = np.argsort(values, kind="stable")
-    cum = np.cumsum(weights[order])
-    return float(values[order][np.searchsorted(cum, 0.5 * cum[-1])])
 
 
 def to_tree(data: ExactData, nodes, rows) -> Tree:
@@ -51,7 +45,7 @@ def to_tree(data: ExactData, nodes, rows) -> Tree:
     positions = np.concatenate(at_rows)
     at_node = np.repeat(np.arange(n), [a.size for a in at_rows])
     if not data.is_regression:
-        value, counts, wsum, impurity = node_statistics(positions, at_node, data.y[rows], data.weight[rows] * data.scale,
+        value, counts, wsum, impurity = node_statistics(positions, at_node, data.y[rows], data.weight[rows] * data.weight_unit,
                                                         n, data.n_classes)
         return Tree(left, right, feature, threshold, value, n_features=data.n_features, n_node_samples=counts,
                     weighted_n_node_samples=wsum, impurity=impurity)

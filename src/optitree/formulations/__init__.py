@@ -21,7 +21,7 @@ name      class                                        task            splits
 
 from ._base import InfeasibleStartError, TreeFormulation
 from ._heap import PASS_THROUGH, HeapTree, from_heap, leaf_ancestors, to_heap
-from ._task import ClassificationTask, RegressionTask, Task
+from ._task import LEAF_MODELS, LOSSES, ClassificationTask, RegressionTask, Task
 from .flow import FlowOCTFormulation
 from .oct import OCTFormulation
 from .octh import OCTHFormulation
@@ -43,6 +43,8 @@ __all__ = [
     "OCTHFormulation",
     "ORTFormulation",
     "InfeasibleStartError",
+    "LEAF_MODELS",
+    "LOSSES",
     "FORMULATIONS",
     "formulation_names",
     "Task",

@@ -42,7 +42,8 @@ from greedy import LEAF_FEATURE, OBLIQUE, TREE_LEAF, Tree, midpoint_threshold
 
 from ..model import solution_violation
 from ._heap import CompleteTreeShape, HeapTree, from_heap
-from ._task import ClassificationTask, Task, power_of_two_scale
+from ..problem import Units, check_rows, power_of_two_scale
+from ._task import ClassificationTask, Task
 
 __all__ = ["TreeFormulation", "InfeasibleStartError"]
 
@@ -89,12 +90,12 @@ class TreeFormulation(CompleteTreeShape, ABC):
         The modelled (merged) rows, their encoded targets, summed weights and multiplicities.
     X_train, y_train, weight_train : ndarray
         The training data as given (``y_train`` encoded).
-    weight_scale : float
-        Power of two putting the largest merged weight in ``[0.5, 1)``: the model sees
-        ``model_weight = weight * weight_scale`` (exact), numbers of order one whatever
-        the user's weight units.
+    units : optitree.problem.Units
+        The problem's one unit system, shared with the exact engine: the model sees weights
+        ``weight / units.weight_unit`` and, for regression, targets ``units.targets(y)``;
+        its losses times ``units.cost_unit`` are the user's, exactly.
     model_weight : ndarray
-        ``weight * weight_scale``.
+        ``units.weights(weight)``.
     total_weight : float
         Sum of ``model_weight`` (model units).
     baseline_error : float
@@ -124,6 +125,11 @@ class TreeFormulation(CompleteTreeShape, ABC):
     #: Whether the model's objective is the true objective of its tree (False: it
     #: underestimates it, e.g. a piecewise-linear approximation).
     objective_is_exact = True
+    #: Whether the model can be solved by fixing its root choice (:meth:`node_choices`), one sub-model each.
+    decomposes_at_root: ClassVar[bool] = False
+    #: Whether the model maps each feature to ``[0, 1]`` by its range, so that a feature spanning more
+    #: than float64 holds (or less than 2**-1000) cannot be modelled.
+    scales_features: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -144,27 +150,14 @@ class TreeFormulation(CompleteTreeShape, ABC):
             raise ValueError("n_classes is given by the task; pass one or the other")
         if not isinstance(task, self.task_type):
             raise TypeError(f"{type(self).__name__} needs a {self.task_type.__name__}, got {type(task).__name__}")
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-            raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
-        if not np.isfinite(X).all():
-            raise ValueError("X contains NaN or infinite values; the formulations need finite features")
+        X, y, sw = check_rows(X, y, sample_weight, solver="the formulations")
         y = task.encode(y)
-        if y.shape != (X.shape[0],):
-            raise ValueError(f"y must have shape ({X.shape[0]},), got {y.shape}")
         if not isinstance(depth, numbers.Integral) or isinstance(depth, bool) or depth < 1:
             raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
         if not isinstance(alpha, numbers.Real) or not np.isfinite(alpha) or alpha < 0:
             raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
         if not isinstance(min_samples_leaf, numbers.Integral) or min_samples_leaf < 1:
             raise ValueError(f"min_samples_leaf must be an integer >= 1, got {min_samples_leaf!r}")
-        sw = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        if sw.shape != (X.shape[0],):
-            raise ValueError(f"sample_weight must have shape ({X.shape[0]},), got {sw.shape}")
-        if not np.isfinite(sw).all() or (sw < 0).any():
-            raise ValueError("sample_weight must be finite and non-negative")
-        if not (sw > 0).any():
-            raise ValueError("sample_weight is zero for every sample")
 
         self.task = task
         self.depth = int(depth)
@@ -184,17 +177,27 @@ class TreeFormulation(CompleteTreeShape, ABC):
             self.count = np.bincount(inverse, minlength=rows.shape[0]).astype(np.float64)
         else:
             self.X, self.y, self.weight, self.count = Xk, yk, wk, np.ones(yk.shape[0])
-        self.weight_scale = power_of_two_scale(float(self.weight.max()))
-        self.model_weight = self.weight * self.weight_scale
+        self.units = Units.of(wk, task.policy, yk)
+        self.model_weight = self.units.weights(self.weight)
         self.total_weight = float(self.model_weight.sum())
-        model_baseline = task.prepare(y, self.y, self.model_weight)
-        unit = self.weight_scale * task.target_unit
+        model_baseline = task.prepare(self.units, self.y, self.model_weight)
         self.model_error_scale = 1.0 / model_baseline if model_baseline > 0 else 1.0
-        self.baseline_error = model_baseline / unit
-        self.error_scale = self.model_error_scale * unit
+        self.baseline_error = model_baseline * self.units.cost_unit
+        with np.errstate(divide="ignore"):  # inf: user-unit losses below float64's range (targets near 1e-300)
+            self.error_scale = float(np.float64(self.model_error_scale) / self.units.cost_unit)
         self.objective_lower_bound = 0.0
         self.spec = None
         self.vars: dict[str, np.ndarray] = {}
+
+    @property
+    def row_weight_scale(self) -> float:
+        """The power of two that puts the largest model weight in ``[0.5, 1)``, for rows that hold weights.
+
+        Scaling a row's weights (and its variables' costs inversely) conditions the MIP's matrix
+        without changing its objective: weights in the problem's units grow with the spread of
+        the user's (up to 2**1000), beyond what a solver accepts as a coefficient.
+        """
+        return power_of_two_scale(float(self.model_weight.max()))
 
     # ------------------------------------------------------------------ geometry
     @property
@@ -265,7 +268,7 @@ class TreeFormulation(CompleteTreeShape, ABC):
         if tree.task != self.task.name:
             raise ValueError(f"objective_of_tree expects a {self.task.name} tree")
         X = self.X_train if X is None else X
-        loss = self.task.model_loss(tree, X, self.y_train, self.weight_train * self.weight_scale)
+        loss = self.task.model_loss(tree, X, self.y_train, self.units.weights(self.weight_train))
         return loss * self.model_error_scale + self.penalty(tree)
 
     def penalty(self, tree: Tree) -> float:
@@ -440,6 +443,30 @@ class TreeFormulation(CompleteTreeShape, ABC):
         """
         return None
 
+    def node_choices(self, node: int) -> tuple[np.ndarray, int]:
+        """The exclusive choices of branch ``node`` (heap id, root 1) in the built model.
+
+        Returns ``(split_columns, leaf_column)``: one split column per candidate threshold
+        (``threshold_feature``/``threshold_value`` order), and the column that makes the node
+        a leaf; exactly one of them is 1 when the node is reached. Formulations that
+        :attr:`decomposes_at_root` implement it.
+        """
+        raise ValueError(f"formulation {self.name!r} has no split column per threshold")
+
+    def forbid_features(self, spec, allowed) -> int:
+        """Fix to 0 in ``spec`` every split column of a feature not allowed at its node; returns how many.
+
+        ``allowed``: a bool mask ``(2**depth - 1, n_features)`` over branch nodes in heap order
+        (row ``n - 1`` for node ``n``). Formulations with per-node split columns implement it.
+        """
+        raise ValueError(f"allowed_features applies to formulation 'flow' or 'oct', got {self.name!r}")
+
+    def leaf_value_columns(self) -> np.ndarray | None:
+        """The columns of the leaf values (heap order) when the whole model's choice of leaf values
+        can be searched apart from its splits (depth 2, constant leaves, squared error:
+        :mod:`optitree.pipeline._leaf_rows`), else None (default)."""
+        return None
+
     def split_groups(self):
         """Per branch node, the columns of which at most one is 1, for the exact engine's implied restrictions.
 
@@ -567,7 +594,7 @@ class TreeFormulation(CompleteTreeShape, ABC):
         return HeapTree(self.depth, feature, threshold, np.zeros((self.n_leaves, self.task.n_values)), split_coef,
                         leaf_class)
 
-    def _heap_ids(self, tree: Tree) -> np.ndarray:
+    def heap_ids(self, tree: Tree) -> np.ndarray:
         """Heap id (root = 1) of every node of a compact tree."""
         heap = np.zeros(tree.node_count, np.int64)
         heap[0] = 1

@@ -71,7 +71,7 @@ def heap_leaf_of_samples(form, tree: Tree) -> np.ndarray:
     A compact leaf above depth ``D`` maps to the rightmost heap leaf below it (the
     pass-through convention).
     """
-    hid = form._heap_ids(tree)[tree.apply(form.X)]
+    hid = form.heap_ids(tree)[tree.apply(form.X)]
     below = form.depth - np.floor(np.log2(hid)).astype(np.int64)
     return ((hid + 1) << below) - 1 - form.n_leaves
 
@@ -100,14 +100,17 @@ def add_class_leaf_rows(form, spec, z, l) -> None:
     """Leaf labels and misclassified weight, as in OCT.
 
     ``Σ_k c_tk = l_t``; ``N_tk = Σ_{i: y_i = k} w_i z_it``; ``N_t = Σ_i w_i z_it``;
-    ``L_t >= N_t - N_tk - W (1 - c_tk)``, ``L_t >= 0`` (objective ``L_t / L̂``).
+    ``L_t >= N_t - N_tk - W (1 - c_tk)``, ``L_t >= 0`` (objective ``L_t / L̂``). The weights in
+    these rows are the model's times :attr:`~TreeFormulation.row_weight_scale` (the largest of
+    order one, as the solver's tolerances expect), ``L_t``'s cost divided by it.
     """
     N, K, L = form.n_samples, form.n_classes, form.n_leaves
-    w, W = form.model_weight, form.total_weight
+    s = form.row_weight_scale
+    w, W = form.model_weight * s, form.total_weight * s
     c = spec.add_vars("c", (L, K), ub=1.0, integer=True)
     Nkt = spec.add_vars("Nkt", (L, K))
     Nt = spec.add_vars("Nt", L)
-    Lt = spec.add_vars("Lt", L, obj=form.model_error_scale)
+    Lt = spec.add_vars("Lt", L, obj=form.model_error_scale / s)
     spec.add_rows("leaf_label", L, np.repeat(np.arange(L), K + 1), np.column_stack([c, l[:, None]]).ravel(),
                   np.tile(np.r_[np.ones(K), -1.0], L), 0.0, 0.0)
     rows_i = (np.arange(L)[None, :] * K + form.y[:, None]).ravel()  # (N, L) order of z
@@ -127,7 +130,7 @@ def set_class_leaf_start(form, tree: Tree, x: np.ndarray) -> None:
     v, L, K = form.vars, form.n_leaves, form.n_classes
     leaf_k = set_skeleton_start(form, tree, x)
     Nkt = np.zeros((L, K))
-    np.add.at(Nkt, (leaf_k, form.y), form.model_weight)
+    np.add.at(Nkt, (leaf_k, form.y), form.model_weight * form.row_weight_scale)
     label = np.zeros(L, np.intp)
     label[leaf_k] = tree.node_class[tree.apply(form.X)]
     used = np.flatnonzero(np.bincount(leaf_k, minlength=L) > 0)

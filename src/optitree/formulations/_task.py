@@ -8,14 +8,15 @@ policy (``form.task``) for the parts that depend on the targets:
                     :class:`ClassificationTask`               :class:`RegressionTask`
 ==================  ========================================  ==========================================
 targets             class codes ``0 .. K - 1``                finite reals
-model units         weights scaled by ``weight_scale``        also targets: ``(y - centre) * scale``
+model units         weights in the problem's units            also targets (:class:`optitree.problem.Units`)
 baseline ``L̂``      error of the majority class               loss of the best constant (median / mean)
 leaf values         weighted class counts                     weighted median (absolute) or mean
 loss of a tree      weighted misclassifications               weighted absolute or squared error
 pruning             always                                    constant leaves only
 ==================  ========================================  ==========================================
 
-A policy is created by its formulation and bound to its data by :meth:`Task.prepare`.
+A policy is created by its formulation and bound to its data by :meth:`Task.prepare`; the loss
+itself (leaf value, exponent, engine code) is the problem layer's :class:`optitree.problem.Loss`.
 """
 
 from __future__ import annotations
@@ -27,33 +28,14 @@ import numpy as np
 
 from greedy import Tree
 
-__all__ = [
-    "Task", "ClassificationTask", "RegressionTask", "LEAF_MODELS", "LOSSES", "weighted_median", "power_of_two_scale",
-]
+from ..problem import LOSSES as PROBLEM_LOSSES
+from ..problem import Loss, Units, get_loss, weighted_median
+
+__all__ = ["Task", "ClassificationTask", "RegressionTask", "LEAF_MODELS", "LOSSES"]
 
 LEAF_MODELS = ("constant", "linear")
-LOSSES = ("absolute", "squared")
-
-
-def power_of_two_scale(magnitude: float) -> float:
-    """``2**-e`` with ``magnitude * 2**-e`` in ``[0.5, 1)``; 1 for a zero magnitude.
-
-    Multiplying by a power of two is exact in floating point (barring underflow), so
-    scaled data give the solver numbers of order one and scale back without rounding.
-    """
-    if magnitude == 0 or not np.isfinite(magnitude):
-        return 1.0
-    return float(np.ldexp(1.0, -int(np.frexp(magnitude)[1])))
-
-
-def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
-    """A minimiser of ``Σ w_i |v_i - m|``: the middle of the weighted median interval."""
-    order = np.argsort(values, kind="stable")
-    v, cum = values[order], np.cumsum(weights[order])
-    half = 0.5 * cum[-1]
-    lo = int(np.searchsorted(cum, half * (1 - 1e-12)))
-    hi = int(np.searchsorted(cum, half * (1 + 1e-12), side="right"))
-    return 0.5 * (v[lo] + v[min(hi, v.size - 1)])
+#: The regression losses a formulation models.
+LOSSES = tuple(sorted(name for name, loss in PROBLEM_LOSSES.items() if loss.regression))
 
 
 class Task(ABC):
@@ -65,13 +47,15 @@ class Task(ABC):
         The :attr:`greedy.Tree.task` of the trees the formulation takes and returns.
     n_classes : int
         Number of classes; 0 for regression (as :attr:`greedy.Tree.n_classes`).
-    target_unit : float
-        Model loss per user loss at unit weight (a power of two; 1 for classification).
+    policy : optitree.problem.Loss
+        The loss.
+    units : optitree.problem.Units
+        The problem's units (after :meth:`prepare`).
     """
 
     name: ClassVar[str]
     n_classes: int
-    target_unit: float = 1.0
+    policy: Loss
 
     @property
     def n_values(self) -> int:
@@ -87,13 +71,18 @@ class Task(ABC):
     def encode(self, y) -> np.ndarray:
         """The validated training targets in the model's encoding (ValueError if invalid)."""
 
-    @abstractmethod
-    def prepare(self, y_train: np.ndarray, y: np.ndarray, model_weight: np.ndarray) -> float:
-        """Fix the model's units from the targets; return the baseline loss ``L̂`` in model units.
+    def prepare(self, units: Units, y: np.ndarray, model_weight: np.ndarray) -> float:
+        """Bind the problem's ``units``; return the baseline loss ``L̂`` in model units.
 
-        ``y_train``: every encoded training target; ``y``, ``model_weight``: the modelled
-        (merged, positive-weight) rows and their weights in model units.
+        ``y``, ``model_weight``: the modelled (merged, positive-weight) rows and their weights
+        in model units.
         """
+        self.units = units
+        return self.baseline(y, model_weight)
+
+    @abstractmethod
+    def baseline(self, y: np.ndarray, model_weight: np.ndarray) -> float:
+        """The loss of the best tree without splits, in model units."""
 
     @abstractmethod
     def statistics(self, tree: Tree, X, y, weight) -> Tree:
@@ -118,6 +107,7 @@ class ClassificationTask(Task):
     """
 
     name = "classification"
+    policy = PROBLEM_LOSSES["misclassification"]
 
     def __init__(self, n_classes: int | None = None):
         self.n_classes = n_classes
@@ -135,7 +125,7 @@ class ClassificationTask(Task):
             raise ValueError(f"class codes must lie in [0, {self.n_classes}), got [{y.min()}, {y.max()}]")
         return y
 
-    def prepare(self, y_train, y, model_weight) -> float:
+    def baseline(self, y, model_weight) -> float:
         class_weight = np.bincount(y, weights=model_weight, minlength=self.n_classes)
         return float(class_weight.sum() - class_weight.max())
 
@@ -148,23 +138,18 @@ class ClassificationTask(Task):
         return float(model_weight[pred != y].sum())
 
     def leaf_losses(self, form, tree) -> np.ndarray:
-        v = tree.value * form.weight_scale  # weighted class counts from the training data, in model units
+        v = form.units.weights(tree.value)  # weighted class counts from the training data, in model units
         return v.sum(axis=1) - v.max(axis=1)
 
 
 class RegressionTask(Task):
-    """Real targets scaled to ``[-1, 1]`` by a power of two, absolute or squared loss.
+    """Real targets (in model units: scaled to ``[-1, 1]`` by a power of two), absolute or squared loss.
 
     Parameters
     ----------
     loss : {"absolute", "squared"}, default="absolute"
     leaf_model : {"constant", "linear"}, default="constant"
         Linear leaves are not pruned: their cost as a leaf needs an LP per node.
-
-    Attributes
-    ----------
-    target_centre, target_scale : float
-        The model sees targets ``(y - target_centre) * target_scale`` (after :meth:`prepare`).
     """
 
     name = "regression"
@@ -175,7 +160,7 @@ class RegressionTask(Task):
             raise ValueError(f"leaf_model must be one of {LEAF_MODELS}, got {leaf_model!r}")
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-        self.loss, self.leaf_model = loss, leaf_model
+        self.loss, self.leaf_model, self.policy = loss, leaf_model, get_loss(loss)
 
     @property
     def prunable(self) -> bool:
@@ -190,23 +175,9 @@ class RegressionTask(Task):
             raise ValueError("y contains NaN or infinite values")
         return y
 
-    def prepare(self, y_train, y, model_weight) -> float:
-        lo, hi = float(y_train.min()), float(y_train.max())
-        self.target_centre = 0.5 * lo + 0.5 * hi
-        self.target_scale = power_of_two_scale(0.5 * hi - 0.5 * lo)
-        if not np.isfinite(self.target_scale * (hi - self.target_centre)):
-            raise ValueError(f"the range of y ({lo:g} .. {hi:g}) must be a finite float64; "
-                             f"targets must lie within +-{np.finfo(np.float64).max / 2:.3g}")
-        with np.errstate(over="ignore"):  # inf: user-unit losses below float64's range (targets near 1e-300)
-            self.target_unit = float(np.float64(self.target_scale) ** (1 if self.loss == "absolute" else 2))
-        t = self.to_model_units(y)
-        if self.loss == "absolute":
-            return float(model_weight @ np.abs(t - weighted_median(t, model_weight)))
-        return float(model_weight @ (t - np.average(t, weights=model_weight)) ** 2)
-
-    def to_model_units(self, values: np.ndarray) -> np.ndarray:
-        """Targets or predictions in the model's units: ``(v - target_centre) * target_scale``."""
-        return (values - self.target_centre) * self.target_scale
+    def baseline(self, y, model_weight) -> float:
+        t = self.units.targets(y)
+        return self.policy.node_loss(t - self.policy.leaf_value(t, model_weight), model_weight)
 
     def statistics(self, tree, X, y, weight) -> Tree:
         """Regression statistics; node values are the loss's best constant (weighted median / mean)."""
@@ -229,5 +200,4 @@ class RegressionTask(Task):
                          for node, idx in enumerate(samples)])
 
     def _loss(self, residual: np.ndarray, model_weight: np.ndarray) -> float:
-        r = residual * self.target_scale
-        return float(model_weight @ (np.abs(r) if self.loss == "absolute" else r**2))
+        return self.policy.node_loss(residual * self.units.target_scale, model_weight)

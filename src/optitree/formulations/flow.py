@@ -115,6 +115,7 @@ class FlowOCTFormulation(TreeFormulation):
     """
 
     name = "flow"
+    decomposes_at_root = True
     solve_memory = (300 * 2**20, 800)  # measured: src/benchmarks/memory.py (peak 1.0-1.6 GiB at 1.4 M non-zeros over runs)
 
     def threshold_rule(self) -> str:
@@ -353,7 +354,7 @@ class FlowOCTFormulation(TreeFormulation):
         spec, v = self.spec, self.vars
         N = self.n_samples
         x = np.zeros(spec.n_cols)
-        heap = self._heap_ids(tree)
+        heap = self.heap_ids(tree)
         samples = self._node_samples(tree)
         label = tree.node_class  # its leaf_class, or the majority class
         for node in np.flatnonzero(~tree.is_leaf):
@@ -388,6 +389,18 @@ class FlowOCTFormulation(TreeFormulation):
     def root_split_columns(self):
         """``b[root, q]`` per binarized feature ``q`` (:meth:`TreeFormulation.root_split_columns`)."""
         return np.asarray(self.vars["b"])[0], self.threshold_feature, self.threshold_value
+
+    def node_choices(self, node):
+        """``b[node, :]`` and ``p[node]`` (:meth:`TreeFormulation.node_choices`)."""
+        self._require_spec()
+        return np.asarray(self.vars["b"])[node - 1].astype(np.intp), int(np.asarray(self.vars["p"])[node - 1])
+
+    def forbid_features(self, spec, allowed):
+        """``b`` and ``b_cum`` of the features not allowed at their node fixed to 0 (:meth:`TreeFormulation.forbid_features`)."""
+        banned = ~allowed[:, self.threshold_feature]
+        for name in ("b", "b_cum"):
+            spec.var_blocks[name].ub[banned.ravel()] = 0.0
+        return int(banned.sum())
 
     def split_groups(self):
         """``b[n, :]`` and ``p[n]`` (one path row each) (:meth:`TreeFormulation.split_groups`)."""

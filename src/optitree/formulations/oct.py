@@ -91,6 +91,7 @@ class OCTFormulation(TreeFormulation):
     """
 
     name = "oct"
+    scales_features = True
     solve_memory = (30 * 2**20, 250)  # measured: src/benchmarks/memory.py
 
     def __init__(self, X, y, *, depth, feature_scaling: str = "minmax", **kwargs):
@@ -225,6 +226,11 @@ class OCTFormulation(TreeFormulation):
     def root_split_columns(self):
         """``a[root, f]`` per feature, any threshold (:meth:`TreeFormulation.root_split_columns`)."""
         return np.asarray(self.vars["a"])[0], np.arange(self.n_features), None
+
+    def forbid_features(self, spec, allowed):
+        """``a`` of the features not allowed at their node fixed to 0 (:meth:`TreeFormulation.forbid_features`)."""
+        spec.var_blocks["a"].ub[(~allowed).ravel()] = 0.0
+        return int((~allowed).sum())
 
     def split_groups(self):
         """``a[n, :]`` (``Σ_f a[n, f] = d[n] <= 1``) (:meth:`TreeFormulation.split_groups`)."""

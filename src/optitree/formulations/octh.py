@@ -99,6 +99,10 @@ class OCTHFormulation(TreeFormulation):
     """
 
     name = "oct-h"
+    scales_features = True
+
+    def threshold_rule(self) -> str:
+        return "hyperplanes"
 
     def __init__(self, X, y, *, depth, margin: float = 1e-4, **kwargs):
         super().__init__(X, y, depth=depth, **kwargs)
@@ -250,7 +254,7 @@ class OCTHFormulation(TreeFormulation):
     def _start_columns(self, tree: Tree) -> np.ndarray:
         v = self.vars
         x = np.zeros(self.spec.n_cols)
-        heap_row = self._heap_ids(tree) - 1
+        heap_row = self.heap_ids(tree) - 1
         samples = self._node_samples(tree)
         for node in np.flatnonzero(~tree.is_leaf):
             m, idx = heap_row[node], samples[node]

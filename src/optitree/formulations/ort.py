@@ -105,6 +105,7 @@ class ORTFormulation(OCTFormulation):
     """
 
     name = "ort"
+    scales_features = True
     task_type = RegressionTask
     solve_memory = (150 * 2**20, 260)  # measured: src/benchmarks/memory.py
 
@@ -119,7 +120,7 @@ class ORTFormulation(OCTFormulation):
         self.leaf_model, self.loss = leaf_model, loss
         self.objective_is_exact = loss == "absolute"
         self.coef_budget, self.leaf_alpha = float(coef_budget), float(leaf_alpha)
-        self.model_target = self.task.to_model_units(self.y)
+        self.model_target = self.units.targets(self.y)
         t = self.model_target
         self.y_min, self.y_max = float(t.min()), float(t.max())
         self.y_range = self.y_max - self.y_min if self.y_max > self.y_min else 1.0
@@ -142,7 +143,7 @@ class ORTFormulation(OCTFormulation):
         units, and the intercept subtracts it times ``min(x_j)``: both must stay finite for
         the decoded tree to predict.
         """
-        user_range = self.y_range / self.task.target_scale
+        user_range = self.y_range / self.units.target_scale
         with np.errstate(over="ignore", invalid="ignore"):
             top = self.coef_budget * user_range / self._leaf_range
             reach = top * np.maximum(1.0, np.abs(self._leaf_min)) * self.n_features
@@ -156,6 +157,13 @@ class ORTFormulation(OCTFormulation):
             )
 
     # ------------------------------------------------------------------ size
+    def leaf_value_columns(self):
+        """``beta`` at depth 2 with constant leaves and squared error (:meth:`TreeFormulation.leaf_value_columns`)."""
+        if self.depth != 2 or self.leaf_model != "constant" or self.loss != "squared":
+            return None
+        self._require_spec()
+        return np.asarray(self.vars["beta"])
+
     def estimate_size(self) -> tuple[int, int, int]:
         N, F, B, L, D = self.n_samples, self.n_features, self.n_branch, self.n_leaves, self.depth
         U = self.usable
@@ -236,7 +244,7 @@ class ORTFormulation(OCTFormulation):
         """``α · n_splits + λ · Σ_leaves Σ_j |coef_j| range(x_j) / range(y)``."""
         penalty = 0.0
         if tree.leaf_coef is not None:
-            model_coef = np.abs(tree.leaf_coef[tree.is_leaf]) * self.task.target_scale
+            model_coef = np.abs(tree.leaf_coef[tree.is_leaf]) * self.units.target_scale
             penalty = float((model_coef @ self._leaf_range).sum()) / self.y_range
         return self.alpha * tree.n_splits + self.leaf_alpha * penalty
 
@@ -264,7 +272,7 @@ class ORTFormulation(OCTFormulation):
         self._set_split_start(tree, x)
         leaf_k = set_skeleton_start(self, tree, x)
         if tree.leaf_coef is None:  # every heap leaf, an empty one too, takes the value of the leaf covering it
-            beta = self.task.to_model_units(to_heap(tree, self.depth).value[:, 0])
+            beta = self.units.targets(to_heap(tree, self.depth).value[:, 0])
             prediction = beta[leaf_k]
         else:
             beta, prediction = self._linear_leaf_start(tree, leaf_k, x)
@@ -331,7 +339,7 @@ class ORTFormulation(OCTFormulation):
         if self.loss == "squared" and self.leaf_alpha == 0:
             self._refit_least_squares(tree, beta, w)
         # back to user units: beta is (prediction - target_centre) * target_scale at the box centre
-        scale, centre = self.task.target_scale, self.task.target_centre
+        scale, centre = self.units.target_scale, self.units.target_centre
         user_range = self.y_range / scale
         coef = user_range * w / self._leaf_range
         intercept = beta / scale + centre - coef @ self._leaf_min - 0.5 * user_range * w.sum(axis=1)
@@ -349,7 +357,7 @@ class ORTFormulation(OCTFormulation):
         get ``β = y_min`` and no coefficients. A start whose coefficients break ``coef_budget``
         or the features the model leaves out is refused (InfeasibleStartError).
         """
-        v, L, scale = self.vars, self.n_leaves, self.task.target_scale
+        v, L, scale = self.vars, self.n_leaves, self.units.target_scale
         node_of_heap = np.full(L, -1, np.intp)
         node_of_heap[leaf_k] = tree.apply(self.X)
         w = np.zeros((L, self.n_features))
@@ -359,7 +367,7 @@ class ORTFormulation(OCTFormulation):
         w[used] = coef * scale * self._leaf_range / self.y_range
         if np.any(np.abs(w[:, ~self.usable]) > 0) or np.any(np.abs(w).sum(axis=1) > self.coef_budget * (1 + 1e-9)):
             raise InfeasibleStartError("its leaf coefficients exceed coef_budget or use a constant feature")
-        beta[used] = ((tree.leaf_intercept[node_of_heap[used]] - self.task.target_centre) * scale
+        beta[used] = ((tree.leaf_intercept[node_of_heap[used]] - self.units.target_centre) * scale
                       + scale * coef @ self._leaf_min + 0.5 * self.y_range * w[used].sum(axis=1))
         x[v["wp"]], x[v["wm"]] = np.maximum(w, 0.0), np.maximum(-w, 0.0)
         prediction = beta[leaf_k] + self.y_range * np.einsum("ij,ij->i", w[leaf_k], self.X_leaf)
@@ -386,7 +394,7 @@ class ORTFormulation(OCTFormulation):
         d = tree.to_dict()
         value = np.array(d["value"], dtype=np.float64)
         leaves = tree.is_leaf
-        value[leaves, 0] = beta[leaves] / self.task.target_scale + self.task.target_centre
+        value[leaves, 0] = self.units.user_targets(beta[leaves])
         candidate = Tree.from_dict({**d, "value": value})
         return candidate if self._is_solution(candidate) else tree
 

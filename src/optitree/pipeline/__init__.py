@@ -8,9 +8,9 @@ each: the engine's stage (``_engine.py``), its bounds on the root's split candid
 (``_certificate.py``) and the watch (progress line and Ctrl-C, ``_progress.py``).
 """
 
-from ._engine import STAGES, ExactStage, engine_targets, model_units, parse_acceleration
+from ._engine import STAGES, ExactStage, parse_acceleration
 from ._fit import FitOutcome, FitPipeline, FitRequest
 from ._progress import clear_stop, request_stop
 
-__all__ = ["FitPipeline", "FitRequest", "FitOutcome", "ExactStage", "STAGES", "parse_acceleration", "model_units",
-           "engine_targets", "request_stop", "clear_stop"]
+__all__ = ["FitPipeline", "FitRequest", "FitOutcome", "ExactStage", "STAGES", "parse_acceleration",
+           "request_stop", "clear_stop"]

@@ -67,7 +67,7 @@ def root_candidates(form, spec, lower, leaf):
     Parameters
     ----------
     form : FlowOCTFormulation
-        Built; root split columns ``form.vars["b"][0]``, root leaf column ``form.vars["p"][0]``.
+        Built; its root's choices are :meth:`~optitree.formulations.TreeFormulation.node_choices`.
     spec : ModelSpec
         The model (user rows, screening and ``allowed_features`` applied).
     lower : float array (F_b,)
@@ -82,7 +82,8 @@ def root_candidates(form, spec, lower, leaf):
     bounds : float array
         Their engine bounds, non-decreasing.
     """
-    columns = np.r_[np.asarray(form.vars["b"])[0], int(np.asarray(form.vars["p"])[0])]
+    split, leaf_column = form.node_choices(1)
+    columns = np.r_[split, leaf_column]
     bounds = np.r_[np.asarray(lower, float), float(leaf)]
     _, _, ub, _ = spec.column_arrays()
     keep = ub[columns] > 0.5

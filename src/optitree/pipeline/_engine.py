@@ -3,11 +3,12 @@
 An :class:`ExactStage` says which stages of ``acceleration`` run (:data:`STAGES`), which
 splits the engine may use (``allowed``: per branch node, heap order) and whether its optimum
 bounds the model's (``lower_bounds``) or even is the model's (``sees_all``: no restriction it
-cannot see). Costs in the engine are in its own units: the loss with the weights of the data
-given to the estimator and, for regression, the targets in the model's units
-(:func:`engine_targets`), so that no user-unit loss (e.g. a squared error of targets near
-1e-300) under- or overflows; the formulation's objective is :func:`model_units` times them.
-The root's bounds in the MIP are in :mod:`optitree.pipeline._root_bounds`.
+cannot see). The engine and the formulation compute in one unit system, the problem's
+(:class:`optitree.problem.Units`): the engine reports its costs in it (``prepare(...,
+report="problem")``), which are the formulation's model losses, so the formulation's objective
+is ``form.model_error_scale`` times them (finite whatever the magnitudes: no user-unit loss,
+e.g. a squared error of targets near 1e-300, is ever formed). The root's bounds in the MIP are
+in :mod:`optitree.pipeline._root_bounds`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ import numpy as np
 from .. import exact
 from ._decomposition import infeasible_fixings
 
-__all__ = ["STAGES", "parse_acceleration", "ExactStage", "admits", "make_stage", "model_units", "engine_targets",
-           "restrict_features", "implied_restrictions", "apply_engine_bounds"]
+__all__ = ["STAGES", "parse_acceleration", "ExactStage", "admits", "make_stage", "implied_restrictions", "apply_engine_bounds"]
 
 #: Stages of the acceleration, each can be switched off (``acceleration="start+rows"`` ...).
 STAGES = ("start", "proof", "rows", "screening", "decompose")
@@ -42,21 +42,6 @@ def parse_acceleration(value) -> frozenset:
         f"acceleration must be 'all', 'none' or stages joined by '+' from {STAGES} "
         f"(e.g. 'start+rows'), got {value!r}"
     )
-
-
-def model_units(form) -> float:
-    """Formulation objective per unit of engine cost (:func:`engine_targets`).
-
-    Classification: per unit of misclassified weight (``form.error_scale``). Regression: per
-    unit of loss of the model-unit targets ``(y - centre) * target_scale`` at the user's
-    weights, ``form.error_scale / target_unit``, finite whatever the targets' magnitude.
-    """
-    return float(form.model_error_scale * form.weight_scale)
-
-
-def engine_targets(form, y) -> np.ndarray:
-    """``y`` as the engine sees it: class codes, or regression targets in the model's units."""
-    return form.task.to_model_units(y) if form.task.name == "regression" else y
 
 
 @dataclass
@@ -121,7 +106,7 @@ class ExactStage:
         ``threads``: its root search's threads; ``work_limit``: its deterministic budget;
         ``start``: a tree on ``data``'s features, its first incumbent when it is a tree of the problem.
         """
-        units = model_units(form)
+        units = form.model_error_scale
         t0 = time.perf_counter()
         result = exact.solve(data, max_depth=max_depth, alpha=form.alpha / units, allowed_features=self.allowed,
                              max_distinct_features=self.max_distinct_features, min_samples_leaf=min_samples_leaf,
@@ -141,7 +126,7 @@ class ExactStage:
         least the engine's bound on that optimum (without the feature restrictions: a
         relaxation), or the leaf cost of ``bounds`` at depth 1.
         """
-        units = model_units(form)
+        units = form.model_error_scale
         below = bounds.leaf_cost
         if depth > 1:
             below = exact.solve(data, max_depth=depth - 1, alpha=form.alpha / units,
@@ -150,7 +135,7 @@ class ExactStage:
 
     def root_bounds(self, data, form, *, depth, min_samples_leaf, cutoff, time_limit, callback=None):
         """:func:`optitree.exact.split_bounds` of the root; ``cutoff`` in model units (or None)."""
-        units = model_units(form)
+        units = form.model_error_scale
         t0 = time.perf_counter()
         bounds = exact.split_bounds(
             data, depth=depth, alpha=form.alpha / units, min_samples_leaf=min_samples_leaf,
@@ -178,28 +163,6 @@ def admits(tree, allowed, max_distinct_features) -> bool:
                 return False
             stack += [(tree.children_left[node], 2 * row + 1), (tree.children_right[node], 2 * row + 2)]
     return True
-
-
-def restrict_features(form, spec, allowed) -> int:
-    """Fix to 0 every split column of a feature not allowed at its node; returns how many.
-
-    ``allowed`` is a bool mask ``(2**depth - 1, n_features)`` over branch nodes in heap order
-    (row ``n - 1`` for node ``n``), the layout of the split blocks: FlowOCT's ``b``/``b_cum``
-    ``(B, F_b)`` over binarized features, OCT's ``a`` ``(B, F)``.
-    """
-    if form.name == "flow":
-        banned = ~allowed[:, form.threshold_feature]
-        blocks = ("b", "b_cum")
-    elif form.name == "oct":
-        banned = ~allowed
-        blocks = ("a",)
-    else:
-        raise ValueError(f"allowed_features applies to formulation 'flow' or 'oct', got {form.name!r}")
-    for name in blocks:
-        spec.var_blocks[name].ub[banned.ravel()] = 0.0
-    return int(banned.sum())
-
-
 
 
 def make_stage(request, form):

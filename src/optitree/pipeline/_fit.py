@@ -3,7 +3,9 @@
 An estimator validates its input, builds the formulation and the start it was given, and
 hands them with a :class:`FitRequest` (its parameters, nothing else) to
 :class:`FitPipeline`, whose :meth:`~FitPipeline.run` returns a :class:`FitOutcome` (tree,
-start, result, model). The stages, each a method that takes and returns values:
+start, result, model). The stages, each a method that takes and returns values (the best tree
+before the solve travels as an :class:`~optitree.pipeline._start.Incumbent`); a stage that settles
+the fit returns its :class:`FitOutcome`, and the run returns it:
 
 1. :meth:`~FitPipeline.engine` — the exact engine (:mod:`optitree.exact`). Without user
    rows its proof (or, stopped, its best tree and bound) ends the fit and no MIP is built;
@@ -48,13 +50,12 @@ from ..model import ModelSpec, apply_user_constraints, check_size, solve_profile
 from ..solvers import SolveOptions, SolveResult, make_backend, relative_gap
 from ..solvers.resolve import solve_adding_rows
 from ._certificate import OBJECTIVE_TOL, verify_certificate, verify_tree_in_model
-from ._engine import (ExactStage, apply_engine_bounds, engine_targets, implied_restrictions, make_stage,
-                      model_units, restrict_features)
+from ._engine import ExactStage, apply_engine_bounds, implied_restrictions, make_stage
 from ._progress import FitWatch
 from ._results import bounds_result, engine_result, stopped_result
 from ._leaf_rows import leaf_value_rows
 from ._root_bounds import root_bounds, solve_by_decomposition, solve_by_leaf_rows
-from ._start import better_start, encode_start, repaired_start, tree_violation
+from ._start import Incumbent, better_start, encode_start, repaired_start, tree_violation
 
 __all__ = ["FitRequest", "FitOutcome", "FitPipeline"]
 
@@ -133,13 +134,6 @@ class FitOutcome:
     error: Exception | None = None
 
 
-class _Done(Exception):
-    """A stage ended the fit; carries its outcome."""
-
-    def __init__(self, outcome: FitOutcome):
-        self.outcome = outcome
-
-
 class FitPipeline:
     """The stages of one fit (module docstring) for a built formulation and its data.
 
@@ -183,10 +177,7 @@ class FitPipeline:
         """Run the fit, watched (progress line, Ctrl-C)."""
         self.watch = FitWatch(self.request.verbose)
         with self.watch:
-            try:
-                return self._run()
-            except _Done as done:
-                return done.outcome
+            return self._run()
 
     # ------------------------------------------------------------------ the stages in order
     def _run(self) -> FitOutcome:
@@ -194,7 +185,9 @@ class FitPipeline:
         self.fit_start = time.perf_counter()
         watch.set_units(*request.units, lower=form.objective_lower_bound)
         self.stage = make_stage(request, form)
-        self._stop_before_start()
+        settled = self._stopped_before_start()
+        if settled is not None:
+            return settled
         n_positive = int(np.count_nonzero(self.sample_weight))
         if request.min_samples_leaf > n_positive:
             if request.solver == "dp":
@@ -202,39 +195,48 @@ class FitPipeline:
                                  f"{n_positive} positive-weight training samples")
             self.stage = None  # the model reports it infeasible
         if self.stage is not None:
-            self.data = exact.prepare(self.X, engine_targets(form, self.y), self.sample_weight,
-                                      loss=request.engine_loss)
+            self.data = exact.prepare(self.X, self.y, self.sample_weight, loss=request.engine_loss, report="problem")
+            if self.data.units != form.units:
+                raise RuntimeError(f"the engine's units {self.data.units} differ from the formulation's {form.units}")
         engine = None
         if self.stage is not None and self.stage.sees_all:
             engine = self.engine()
-            self._end_with_engine(engine)
+            settled = self._settled_by_engine(engine)
+            if settled is not None:
+                return settled
         build_time = self.build()
         if self.stage is not None and engine is None:
             implied_restrictions(form, self.spec, self.stage)
             engine = self.engine()
-        start_tree, start, source, notes = self.start(engine, build_time)
-        start_objective = None if start_tree is None else form.objective_of_tree(start_tree)
-        watch.known(incumbent=start_objective)
-        root_lower = self.bounds(start_tree, start_objective, source, notes, build_time)
-        self._stop_before_solve(start_tree, start_objective, source, notes, build_time)
-        result, x = self.backend_solve(start, source, start_objective, root_lower, build_time)
+        best, notes = self.start(engine, build_time)
+        watch.known(incumbent=best.objective)
+        root_lower, settled = self.bounds(best, notes, build_time)
+        if settled is None:
+            settled = self._stopped_before_solve(best, notes, build_time)
+        if settled is not None:
+            return settled
+        result, x = self.backend_solve(best, root_lower, build_time)
         notes.extend(request.solve_notes)
-        tree, solver_objective = self.decode(result, x, start_tree, start_objective, start, notes)
+        tree, solver_objective = self.decode(result, x, best, notes)
+        if tree is None:
+            outcome = self._outcome(None, None, result, notes)
+            outcome.error = self._no_tree_error(result)
+            return outcome
         self.certificate(result, tree, solver_objective, notes)
         tree = self.best_known(tree, result, notes)
-        return self._outcome(tree, start_tree, result, notes)
+        return self._outcome(tree, best.tree, result, notes)
 
-    def _stop_before_start(self) -> None:
+    def _stopped_before_start(self) -> FitOutcome | None:
         """A stop asked before the fit (``request_stop(all_fits=True)``) ends it at once with its start."""
         if self.stage is None or not self.watch.check():
-            return
+            return None
         tree, source = self.given
         if tree is None:
             raise KeyboardInterrupt("the fit was interrupted before any tree was found (no start: init=None)")
         notes = []
         result = stopped_result(self.form, self.stage, None, self.form.objective_of_tree(tree), source,
                                 self.options, 0.0, notes, solver=self.request.solver)
-        raise _Done(self._outcome(tree, tree, result, notes))
+        return self._outcome(tree, tree, result, notes)
 
     def engine(self):
         """Stage 1: the engine's solve, with most of the time limit when its answer is the answer."""
@@ -248,14 +250,14 @@ class FitPipeline:
         with self.watch.stage("engine"):
             result = stage.solve(self.data, self.form, max_depth=request.max_depth,
                                  min_samples_leaf=request.min_samples_leaf, time_limit=share,
-                                 callback=self.watch.engine_callback("engine", model_units(self.form)),
+                                 callback=self.watch.engine_callback("engine", self.form.model_error_scale),
                                  threads=request.threads, work_limit=request.work_limit,
                                  start=self.given[0] if self.X.shape[0] >= ENGINE_START_ROWS else None)
         self.watch.known(bound=stage.engine["bound"] if stage.lower_bounds else None)
         return result
 
-    def _end_with_engine(self, engine) -> None:
-        """End the fit with the engine's answer when it settles it (proof, 'dp', Ctrl-C, its time limit)."""
+    def _settled_by_engine(self, engine) -> FitOutcome | None:
+        """The fit's outcome when the engine's answer settles it (proof, 'dp', Ctrl-C, its time limit), else None."""
         request, stage = self.request, self.stage
         if request.solver == "dp" or engine.status in ("interrupted", "work_limit") or ("proof" in stage.stages and (
             engine.status == "optimal" or engine.status == "time_limit" and self.options.time_limit is not None
@@ -265,19 +267,20 @@ class FitPipeline:
             tree, result, notes = engine_result(self.form, stage, engine, self._engine_tree(engine), self.options,
                                                 rel_gap=request.rel_gap, solver=request.solver,
                                                 fallback=(None, None) if engine.status == "optimal" else self.given)
-            raise _Done(self._outcome(tree, None, result, notes))
+            return self._outcome(tree, None, result, notes)
+        return None
 
     def _engine_tree(self, engine):
         """The engine's tree with the task's node statistics on the training data.
 
         The engine's own statistics are these when it saw every row (no zero weight), with the
         same class codes and weights (classification: its weight unit is a power of two, so its
-        weights times its scale are the given ones exactly); else they are recomputed.
+        weights times its weight unit are the given ones exactly); else they are recomputed.
         """
         data, form = self.data, self.form
         if (form.task.name == "classification" and data is not None and data.kept.size == self.y.shape[0]
                 and data.n_classes == form.task.n_classes and np.array_equal(data.y, self.y)
-                and np.array_equal(data.weight * data.scale, self.sample_weight) and np.array_equal(data.X, self.X)):
+                and np.array_equal(data.weight * data.weight_unit, self.sample_weight) and np.array_equal(data.X, self.X)):
             return engine.tree
         return form.task.statistics(engine.tree, self.X, self.y, self.sample_weight)
 
@@ -292,7 +295,7 @@ class FitPipeline:
         t0 = time.perf_counter()
         spec = form.build()
         if request.allowed is not None:
-            restrict_features(form, spec, request.allowed)
+            form.forbid_features(spec, request.allowed)
         if request.max_distinct_features is not None:
             form.limit_distinct_features(int(request.max_distinct_features))
         if request.constraints is not None:
@@ -300,77 +303,76 @@ class FitPipeline:
         self.spec = spec
         return time.perf_counter() - t0
 
-    def start(self, engine, build_time):
-        """Stage 3: (tree, solver start, source, notes) — the given start, the engine's tree if better and
-        feasible, or a repaired one; then the formulation's improvement heuristic
+    def start(self, engine, build_time) -> tuple[Incumbent, list[str]]:
+        """Stage 3: the best start and notes — the given start, the engine's tree if better and feasible, or a
+        repaired one; then the formulation's improvement heuristic
         (:meth:`~optitree.formulations.TreeFormulation.improve_start`: hyperplanes, linear leaves), within
         its share of the time limit and of the time left (:data:`HEURISTIC_SHARE`)."""
         form, spec, stage = self.form, self.spec, self.stage
-        start_tree, start, source, notes = encode_start(form, spec, self.given)
+        best, notes = encode_start(form, spec, self.given)
         engine_tree = None if engine is None else self._engine_tree(engine)
         self.known_trees.append((engine_tree, "exact engine's"))
         if engine is not None and "start" in stage.stages:
-            start_tree, start, source = better_start(form, spec, (start_tree, start, source), engine_tree, notes)
-        if start is None and stage is not None and "start" in stage.stages and self.request.side_rows:
-            start_tree, start, source = repaired_start(
-                form, spec, [(engine_tree, "exact"), self.given], (start_tree, start, source), self.options, notes,
-                solver=self.request.solver)
-        if start_tree is not None:
+            best = better_start(form, spec, best, engine_tree, notes)
+        if best.vector is None and stage is not None and "start" in stage.stages and self.request.side_rows:
+            best = repaired_start(form, spec, [(engine_tree, "exact"), self.given], best, self.options, notes,
+                                  solver=self.request.solver)
+        if best.tree is not None:
             limit = self.options.time_limit
             budget = HEURISTIC_NO_LIMIT_SECONDS if limit is None else min(
                 HEURISTIC_SHARE * limit, HEURISTIC_SHARE_LEFT * max(self._time_left(build_time), 0.0),
                 HEURISTIC_MAX_SECONDS)
             with self.watch.stage("heuristic"):
-                improved = form.improve_start(start_tree, self.X, self.y, self.sample_weight, seed=self.request.seed,
+                improved = form.improve_start(best.tree, self.X, self.y, self.sample_weight, seed=self.request.seed,
                                               time_limit=budget)
-            if improved is not None and improved is not start_tree:
+            if improved is not None and improved is not best.tree:
                 self.known_trees.append((improved, "heuristic's"))
-                start_tree, start, source = better_start(form, spec, (start_tree, start, source), improved, notes,
-                                                         source="heuristic")
-        return start_tree, start, source, notes
+                best = better_start(form, spec, best, improved, notes, source="heuristic")
+        return best, notes
 
-    def bounds(self, start_tree, start_objective, source, notes, build_time):
-        """Stage 4: the root bound row and screening; ends the fit when they prove the start.
+    def bounds(self, best: Incumbent, notes, build_time):
+        """Stage 4: the root bound row and screening; ``(root bounds, outcome)``, the outcome when they prove the start.
 
-        Returns the root columns' bounds for the decomposition (None when the stage is off). With
+        The root columns' bounds are for the decomposition (None when the stage is off). With
         the ``proof`` stage, a start that already meets the engine's bound (valid under the user
         rows: the engine honours the restrictions they imply) is proven here too, before any MIP.
         """
         stage, form = self.stage, self.form
         if stage is None or not {"rows", "screening", "decompose"} & stage.stages or (
                 form.root_split_columns() is None):
-            return None
+            return None, None
         share = None
         if self.options.time_limit is not None:
             left = self.options.time_limit - (time.perf_counter() - self.fit_start)
             share = max(0.25 * left, 0.01 * self.options.time_limit)
-        info, root_lower = root_bounds(form, self.spec, stage, self.data, start_tree, start_objective,
+        info, root_lower = root_bounds(form, self.spec, stage, self.data, best.tree, best.objective,
                                        depth=self.request.max_depth, min_samples_leaf=self.request.min_samples_leaf,
                                        time_limit=share, watch=self.watch)
         stage.bounds = info
         self.watch.known(bound=info["bound"] if stage.lower_bounds else None)
         engine_bound = (stage.engine or {}).get("bound") if "proof" in stage.stages and stage.lower_bounds else None
-        by_engine = start_tree is not None and engine_bound is not None and (
-            start_objective - engine_bound <= 1e-9 * max(1.0, abs(start_objective)))
+        by_engine = best.tree is not None and engine_bound is not None and (
+            best.objective - engine_bound <= 1e-9 * max(1.0, abs(best.objective)))
         if info["proves_incumbent"] or by_engine:
-            result = bounds_result(stage, start_objective, source, self.options, self.spec, notes, build_time,
+            result = bounds_result(stage, best.objective, best.source, self.options, self.spec, notes, build_time,
                                    solver=self.request.solver,
                                    certificate="bounds" if info["proves_incumbent"] else "engine bound")
-            raise _Done(self._outcome(start_tree, start_tree, result, notes))
-        return root_lower
+            return root_lower, self._outcome(best.tree, best.tree, result, notes)
+        return root_lower, None
 
-    def _stop_before_solve(self, start_tree, start_objective, source, notes, build_time) -> None:
-        """Charge the time since the fit began (but the build) to the limit; end the fit with the start when
-        Ctrl-C came before the solve."""
+    def _stopped_before_solve(self, best: Incumbent, notes, build_time) -> FitOutcome | None:
+        """Charge the time since the fit began (but the build) to the limit; the outcome with the start when
+        Ctrl-C came before the solve, else None."""
         options = self.options
         if options.time_limit is not None:
             options.time_limit = max(self._time_left(build_time), 0.05 * options.time_limit)
-        if self.watch.check() and start_tree is not None:
-            result = stopped_result(self.form, self.stage, self.spec, start_objective, source, options, build_time,
-                                    notes, solver=self.request.solver)
-            raise _Done(self._outcome(start_tree, start_tree, result, notes))
+        if self.watch.check() and best.tree is not None:
+            result = stopped_result(self.form, self.stage, self.spec, best.objective, best.source, options,
+                                    build_time, notes, solver=self.request.solver)
+            return self._outcome(best.tree, best.tree, result, notes)
+        return None
 
-    def backend_solve(self, start, source, start_objective, root_lower, build_time):
+    def backend_solve(self, best: Incumbent, root_lower, build_time):
         """Stage 5: ``(result, x)`` from the backend (rows after solve included) or the decomposition."""
         stage, form, request = self.stage, self.form, self.request
         decomposes = stage is not None and "decompose" in stage.stages and not stage.sees_all and root_lower is not None
@@ -378,29 +380,28 @@ class FitPipeline:
         result, found = None, None
         if leaf_rows is not None:
             with self.watch.stage("decomposition"):
-                result, x, bound, best = solve_by_leaf_rows(form, self.spec, stage, leaf_rows, root_lower[2],
-                                                            (start, source, start_objective), self.options,
-                                                            solver=request.solver, stop=self.watch.check)
+                result, x, bound, objective = solve_by_leaf_rows(form, self.spec, stage, leaf_rows, root_lower[2],
+                                                                 best, self.options, solver=request.solver,
+                                                                 stop=self.watch.check)
             if result is None:  # finished without a proof: the MIP gets the rest of the time
-                found = (x, bound, best)
+                found = (x, bound, objective)
                 self.options.time_limit = None if self.options.time_limit is None else max(
                     self.options.time_limit - stage.times["decompose"], 0.05 * self.options.time_limit)
-        if result is None and decomposes and form.name == "flow":
+        if result is None and decomposes and form.decomposes_at_root:
             with self.watch.stage("decomposition"):
-                result, x = solve_by_decomposition(form, self.spec, stage, self.data, root_lower,
-                                                   (start, source, start_objective), self.options,
+                result, x = solve_by_decomposition(form, self.spec, stage, self.data, root_lower, best, self.options,
                                                    solver=request.solver, watch=self.watch)
         elif result is None:
             backend = make_backend(request.solver, self.spec)
-            backend.set_start(start, source=source, objective=start_objective)
+            backend.set_start(best.vector, source=best.source, objective=best.objective)
             with self.watch.stage("MIP"):
                 result, x = solve_adding_rows(backend, self.options, self.watch.solver_callback("MIP"),
                                               form.rows_after_solve)
         if found is not None:
-            x = self._keep_better(result, x, *found, has_start=start is not None)
+            x = self._keep_better(result, x, *found, has_start=best.vector is not None)
         result.build_time += build_time
-        if start is None and source is not None:
-            result.start_source, result.start_objective = source, start_objective
+        if best.vector is None and best.source is not None:
+            result.start_source, result.start_objective = best.source, best.objective
         return result, x
 
     def _keep_better(self, result, x, found, bound, objective, has_start):
@@ -419,26 +420,24 @@ class FitPipeline:
             return found
         return None if has_start else x
 
-    def decode(self, result, x, start_tree, start_objective, start, notes):
+    def decode(self, result, x, best: Incumbent, notes):
         """Stage 6: the solution's tree, or the start when the solver found nothing better.
 
-        Returns ``(tree, solver_objective)``; ``result.objective`` becomes the tree's objective
-        recomputed with numpy.
+        Returns ``(tree, solver_objective)``, the tree None when there is none (the run then
+        says why); ``result.objective`` becomes the tree's objective recomputed with numpy.
         """
         form = self.form
         tree = None if x is None else form.decode(self.spec, x)
         objective = None if tree is None else form.objective_of_tree(tree)
-        if start is not None and (
-            tree is None or objective > start_objective + OBJECTIVE_TOL * max(1.0, abs(start_objective))
+        if best.vector is not None and (
+            tree is None or objective > best.objective + OBJECTIVE_TOL * max(1.0, abs(best.objective))
         ):
             found = "no solution better" if tree is None else f"nothing better (objective {objective:.10g})"
-            notes.append(f"the solver found {found} than the start ({start_objective:.10g}); returning the start tree")
-            tree, objective = start_tree, start_objective
+            notes.append(f"the solver found {found} than the start ({best.objective:.10g}); returning the start tree")
+            tree, objective = best.tree, best.objective
             result.has_solution = True
         if tree is None:
-            outcome = self._outcome(None, None, result, notes)
-            outcome.error = self._no_tree_error(result)
-            raise _Done(outcome)
+            return None, None
         solver_objective = result.objective
         if solver_objective is not None and abs(objective - solver_objective) > OBJECTIVE_TOL * max(1.0, abs(objective)):
             notes.append(f"objective {solver_objective:.10g} reported by the solver; {objective:.10g} recomputed "
@@ -541,7 +540,6 @@ class FitPipeline:
                            f"{result.objective / scale:.6g}, bound {bound}); result_.message says where it stopped")
         result.message = "; ".join(filter(None, [result.message, *notes]))
         result.fit_time = time.perf_counter() - self.fit_start
-        result.objective_units = {"name": name, "scale": scale}
         return FitOutcome(tree, init_tree, result, self.spec)
 
     def _check_mip_features(self) -> None:
@@ -553,7 +551,7 @@ class FitPipeline:
         engine (ranks) take any finite feature.
         """
         X, name = self.X, self.form.name
-        if name not in ("oct", "oct-h", "ort") or X.shape[0] == 0:
+        if not self.form.scales_features or X.shape[0] == 0:
             return
         with np.errstate(over="ignore", invalid="ignore"):
             span = X.max(axis=0) - X.min(axis=0)

@@ -50,8 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..formulations import HeapTree, InfeasibleStartError, from_heap
-from ..formulations._heap import PASS_THROUGH
+from ..formulations import PASS_THROUGH, HeapTree, InfeasibleStartError, from_heap
 from ..model import solution_violation, user_rows
 
 __all__ = ["leaf_value_rows", "LeafRowSearch"]
@@ -71,13 +70,11 @@ def leaf_value_rows(form, spec):
     -------
     (A, lo, hi) : float arrays (R, 4), (R,), (R,), or None
     """
-    if form.name != "ort" or form.depth != 2 or form.leaf_model != "constant" or form.loss != "squared":
-        return None
-    rows = user_rows(spec)
+    beta = form.leaf_value_columns()
+    rows = None if beta is None else user_rows(spec)
     if rows is None:
         return None
     A, lo, hi = rows
-    beta = np.asarray(form.vars["beta"])
     others = np.ones(spec.n_cols, bool)
     others[beta] = False
     if A[:, others].nnz:
@@ -259,11 +256,11 @@ class LeafRowSearch:
         the last heap leaf below it.
         """
         form = self.form
-        value = (beta / form.task.target_scale + form.task.target_centre)[:, None]
+        value = form.units.user_targets(beta)[:, None]
         tree = from_heap(HeapTree(2, np.asarray(feature, np.intp), np.asarray(threshold, float), value),
                          form.n_features, "regression")
         tree = form.task.statistics(tree, form.X_train, form.y_train, form.weight_train)
-        heap = form._heap_ids(tree)
+        heap = form.heap_ids(tree)
         span = 2 ** (2 - np.floor(np.log2(heap)).astype(int))
         d = tree.to_dict()
         out = np.array(d["value"], dtype=np.float64)

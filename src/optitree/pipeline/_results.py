@@ -8,7 +8,6 @@ from __future__ import annotations
 from .._provenance import package_versions
 from ..solvers import SolveResult, relative_gap
 from ._certificate import verify_certificate
-from ._engine import model_units
 
 __all__ = ["certified_result", "engine_result", "stopped_result", "bounds_result"]
 
@@ -36,7 +35,7 @@ def engine_result(form, stage, engine, tree, options, *, rel_gap, solver, fallba
     worse on the training data (never worse than CART or the user's start).
     """
     objective = form.objective_of_tree(tree)
-    scale = model_units(form)
+    scale = form.model_error_scale
     proven = engine.status == "optimal"
     bound = objective if proven else min(engine.bound * scale, objective)
     if not proven and fallback[0] is not None and stage.admits(fallback[0]) and (

@@ -23,10 +23,8 @@ least ``min_samples_leaf`` rows — over the same or fewer thresholds. So:
   stays feasible). When every candidate and the leaf are screened, the incumbent is proven
   optimal by the bounds alone and no MIP is solved.
 
-Costs here are in the engine's units: the loss with the weights of the data given to the
-estimator and, for regression, the targets in the model's units (:func:`engine_targets`), so
-that no user-unit loss (e.g. a squared error of targets near 1e-300) under- or overflows; the
-formulation's objective is :func:`model_units` times them.
+Costs here are the engine's, in the problem's units (:class:`optitree.problem.Units`), the
+formulation's model losses: its objective is ``form.model_error_scale`` times them.
 """
 
 from __future__ import annotations
@@ -39,7 +37,6 @@ import numpy as np
 from .. import exact
 from ..solvers.results import finished_result
 from ._decomposition import decompose, root_candidates
-from ._engine import model_units
 from ._leaf_rows import LeafRowSearch
 
 __all__ = ["candidate_bounds", "root_bound_row", "child_bound_row", "subtree_mask", "root_bounds",
@@ -66,7 +63,7 @@ def candidate_bounds(form, bounds, trivial=None):
     leaf : float
         Cost of a root leaf.
     """
-    units = model_units(form)
+    units = form.model_error_scale
     columns, feature, threshold = form.root_split_columns()
     cost = (form.alpha / units + bounds.left_bound + bounds.right_bound) * units
     if threshold is None:  # one column per feature, any threshold
@@ -188,9 +185,7 @@ def child_bound_row(form, data, allowed, root_feature, root_threshold, *, max_di
     constant : float
         ``alpha``, the root split's own cost.
     """
-    units = model_units(form)
-    b = np.asarray(form.vars["b"])
-    p = np.asarray(form.vars["p"])
+    units = form.model_error_scale
     go_left = data.X[:, root_feature] <= root_threshold
     sides = []
     for h, rows in ((2, go_left), (3, ~go_left)):
@@ -211,7 +206,8 @@ def child_bound_row(form, data, allowed, root_feature, root_threshold, *, max_di
             n_left[on] = np.searchsorted(np.sort(data.X[rows, f]), form.threshold_value[on], side="right")
         ks = [key.get((int(f), int(n))) for f, n in zip(form.threshold_feature, n_left)]
         col_bound = np.array([overall if k is None else lower[k] for k in ks])
-        sides.append((np.r_[b[h - 1], p[h - 1]].astype(np.intp), np.r_[col_bound, leaf]))
+        split, leaf_column = form.node_choices(h)
+        sides.append((np.r_[split, leaf_column].astype(np.intp), np.r_[col_bound, leaf]))
     return sides, form.alpha
 
 
@@ -226,7 +222,7 @@ def root_bounds(form, spec, stage, data, start_tree, start_objective, *, depth, 
     :class:`~optitree.exact.SplitBounds` for the decompositions.
     """
     incumbent = start_objective if "screening" in stage.stages else None
-    callback = watch.engine_callback("bounds", model_units(form), values=False)
+    callback = watch.engine_callback("bounds", form.model_error_scale, values=False)
     with watch.stage("bounds"):
         bounds = stage.root_bounds(data, form, depth=depth, min_samples_leaf=min_samples_leaf, cutoff=incumbent,
                                    time_limit=time_limit, callback=callback)
@@ -249,8 +245,8 @@ def root_bounds(form, spec, stage, data, start_tree, start_objective, *, depth, 
 
 
 def solve_by_decomposition(form, spec, stage, data, root_lower, start, options, *, solver, watch):
-    """Solve ``spec`` by :func:`~optitree.pipeline._decomposition.decompose` (FlowOCT); ``start`` =
-    (solver start, source, objective).
+    """Solve ``spec`` by :func:`~optitree.pipeline._decomposition.decompose` (FlowOCT) from ``start``,
+    an :class:`~optitree.pipeline._start.Incumbent`.
 
     Returns ``(result, x)`` as a backend's ``solve``; the start serves as the incumbent (its own
     sub-MIP only looks for better trees), and ``stage.decomposition`` records the candidates
@@ -258,10 +254,9 @@ def solve_by_decomposition(form, spec, stage, data, root_lower, start, options, 
     children (:func:`child_bound_row`).
     """
     columns, bounds = root_candidates(form, spec, *root_lower[:2])
-    x0, source, objective = start
-    b_root = np.asarray(form.vars["b"])[0]
+    b_root, _ = form.node_choices(1)
     deadline = None if options.time_limit is None else time.perf_counter() + options.time_limit
-    callback = watch.engine_callback("bounds", model_units(form), values=False)
+    callback = watch.engine_callback("bounds", form.model_error_scale, values=False)
 
     def children(column):
         q = column - int(b_root[0])
@@ -274,7 +269,7 @@ def solve_by_decomposition(form, spec, stage, data, root_lower, start, options, 
                                time_limit=share, callback=callback)
 
     result, x, info = decompose(spec, columns, bounds, solver=solver, options=options,
-                                incumbent=None if x0 is None else objective,
+                                incumbent=start.objective,
                                 granularity=form.objective_granularity(), children=children,
                                 rows_after_solve=form.rows_after_solve,
                                 on_event=watch.solver_callback("decomposition"))
@@ -282,14 +277,14 @@ def solve_by_decomposition(form, spec, stage, data, root_lower, start, options, 
     stage.times["decompose"] = info["time"]
     if result.proven_optimal:
         stage.certificate = "decomposition"
-    result.start_source, result.start_objective = source, objective
-    result.start_accepted = None if x0 is None else True
+    result.start_source, result.start_objective = start.source, start.objective
+    result.start_accepted = None if start.vector is None else True
     return result, x
 
 
 def solve_by_leaf_rows(form, spec, stage, rows, bounds, start, options, *, solver, stop=None):
     """Solve depth-2 squared-error ORT under user rows on its leaf values by
-    :class:`~optitree.pipeline._leaf_rows.LeafRowSearch`; ``start`` = (solver start, source, objective).
+    :class:`~optitree.pipeline._leaf_rows.LeafRowSearch` from ``start``, an :class:`~optitree.pipeline._start.Incumbent`.
 
     The engine's root bounds ``bounds`` (engine units) order the root candidates; the start
     is the incumbent. Returns ``(result, x, bound, objective)``: ``result`` (its ``x`` the best tree's
@@ -300,12 +295,11 @@ def solve_by_leaf_rows(form, spec, stage, rows, bounds, start, options, *, solve
     ``stage.decomposition`` records the search (:meth:`LeafRowSearch.run`'s info); ``stop``: polled
     by it (Ctrl-C).
     """
-    x0, source, objective = start
-    units = model_units(form)
+    units = form.model_error_scale
     lower = (form.alpha / units + bounds.left_bound + bounds.right_bound) * units
     search = LeafRowSearch(form, rows, stage.allowed)
     tree, best, bound, info = search.run(bounds.feature, bounds.threshold, lower,
-                                         incumbent=None if x0 is None else objective, time_limit=options.time_limit,
+                                         incumbent=start.objective, time_limit=options.time_limit,
                                          stop=stop)
     x = None if tree is None else form.start_vector(tree)
     stage.decomposition = {**info, "children": "enumerated"}
@@ -319,6 +313,6 @@ def solve_by_leaf_rows(form, spec, stage, rows, bounds, start, options, *, solve
         termination="optimal" if proven else "time_limit", objective=None if math.isinf(best) else best,
         bound=bound if math.isfinite(bound) else None, options=options, abs_tol=1e-6, nodes=0,
         solve_time=info["time"], trace=[], build_time=0.0, n_rows=spec.n_rows, n_cols=spec.n_cols,
-        n_nonzeros=spec.nnz, n_integer=spec.n_integer, solver=solver, versions={}, start_source=source,
-        start_objective=objective, start_accepted=None if x0 is None else True)
+        n_nonzeros=spec.nnz, n_integer=spec.n_integer, solver=solver, versions={}, start_source=start.source,
+        start_objective=start.objective, start_accepted=None if start.vector is None else True)
     return result, x, bound, best

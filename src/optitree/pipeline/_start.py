@@ -11,7 +11,7 @@ its discrete part is handed to the solver. A start that violates the user's rows
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from greedy import Tree
 
@@ -19,7 +19,35 @@ from ..formulations import InfeasibleStartError
 from ..model import solution_violation
 from ..solvers import make_backend
 
-__all__ = ["tree_from_init", "tree_violation", "repair_start", "encode_start", "better_start", "repaired_start"]
+__all__ = ["Incumbent", "tree_from_init", "tree_violation", "repair_start", "encode_start", "better_start",
+           "repaired_start"]
+
+
+@dataclass(frozen=True)
+class Incumbent:
+    """The best tree a fit holds before its solve, as the stages pass it on.
+
+    Attributes
+    ----------
+    tree : greedy.Tree or None
+        Canonical on the training data; None: no start.
+    vector : dict or None
+        The tree as the solver's start (``{column: value}``); None when the model cannot take it.
+    source : str or None
+        Where it came from (``"cart"``, ``"user"``, ``"exact"``, ``"heuristic"``, ``"repaired ..."``);
+        set even when the start was refused, so the result can say whose it was.
+    objective : float or None
+        The tree's objective (model units, :meth:`~optitree.formulations.TreeFormulation.objective_of_tree`).
+    """
+
+    tree: Tree | None = None
+    vector: dict | None = None
+    source: str | None = None
+    objective: float | None = None
+
+    @classmethod
+    def of(cls, form, tree, vector, source) -> "Incumbent":
+        return cls(tree, vector, source, None if tree is None else form.objective_of_tree(tree))
 
 
 def tree_from_init(
@@ -119,17 +147,17 @@ def repair_start(form, spec, tree, *, solver, options):
     return repaired if tree_violation(form, spec, repaired) is None else None
 
 
-def encode_start(form, spec, given):
-    """The start ``given`` = (tree, source) as the solver receives it: (tree, solver start, source, notes).
+def encode_start(form, spec, given) -> tuple[Incumbent, list[str]]:
+    """The start ``given`` = (tree, source) as the solver receives it, and notes.
 
     The tree is made canonical on the training data and encoded; a start the formulation
-    cannot encode or that violates the model gives ``(None, None, source, notes)`` with the
-    reason in ``notes``; no start gives ``(None, None, None, [])``.
+    cannot encode or that violates the model gives an incumbent without tree (its source
+    kept), the reason in the notes.
     """
     notes: list[str] = []
     tree, source = given
     if tree is None:
-        return None, None, None, notes
+        return Incumbent(), notes
     tree, note = form.prepare_start(tree)
     if note:
         notes.append(f"start: {note}")
@@ -137,17 +165,17 @@ def encode_start(form, spec, given):
         x0 = form.start_vector(tree)
     except InfeasibleStartError as exc:
         notes.append(f"start not used: {exc}")
-        return None, None, source, notes
+        return Incumbent(source=source), notes
     why = solution_violation(spec, x0)
     if why is not None:
         notes.append(f"start not used: it violates the model ({why})")
-        return None, None, source, notes
-    return tree, form.solver_start(x0), source, notes
+        return Incumbent(source=source), notes
+    return Incumbent.of(form, tree, form.solver_start(x0), source), notes
 
 
-def better_start(form, spec, current, candidate, notes, source="exact"):
-    """``current`` (tree, solver start, source) or ``candidate`` (a tree from ``source``: the engine's, a
-    heuristic's), whichever feasible one is better."""
+def better_start(form, spec, current: Incumbent, candidate, notes, source="exact") -> Incumbent:
+    """``current`` or ``candidate`` (a tree from ``source``: the engine's, a heuristic's), whichever feasible
+    one is better."""
     what = "engine" if source == "exact" else source
     tree, note = form.prepare_start(candidate)
     try:
@@ -159,14 +187,15 @@ def better_start(form, spec, current, candidate, notes, source="exact"):
     if why is not None:
         notes.append(f"{what} start not used: it violates the model ({why})")
         return current
-    if current[0] is not None and form.objective_of_tree(current[0]) <= form.objective_of_tree(tree):
+    challenger = Incumbent.of(form, tree, None, source)
+    if current.tree is not None and current.objective <= challenger.objective:
         return current
     if note:
         notes.append(f"{what} start: {note}")
-    return tree, form.solver_start(x0), source
+    return replace(challenger, vector=form.solver_start(x0))
 
 
-def repaired_start(form, spec, candidates, current, options, notes, *, solver):
+def repaired_start(form, spec, candidates, current: Incumbent, options, notes, *, solver) -> Incumbent:
     """The best of ``candidates`` (tree, source) repaired to a solution of ``spec``, else ``current``.
 
     Each repair (:func:`repair_start`: some of the tree's splits, labels re-chosen by a MIP)
@@ -174,19 +203,18 @@ def repaired_start(form, spec, candidates, current, options, notes, *, solver):
     """
     share = None if options.time_limit is None else 0.05 * options.time_limit
     repair_options = replace(options, time_limit=share, verbose=False)
-    best = current
-    best_objective = None
+    best = None
     for tree, source in candidates:
         if tree is None:
             continue
         repaired = repair_start(form, spec, tree, solver=solver, options=repair_options)
         if repaired is None:
             continue
-        objective = form.objective_of_tree(repaired)
-        if best_objective is None or objective < best_objective:
-            best_objective = objective
-            best = (repaired, form.solver_start(form.start_vector(repaired)), f"repaired {source}")
-    if best_objective is not None:
-        notes.append(f"start: {best[2]} (within its splits, the rest re-chosen to meet the model; "
-                     f"objective {best_objective:.10g})")
-    return best
+        challenger = Incumbent.of(form, repaired, None, f"repaired {source}")
+        if best is None or challenger.objective < best.objective:
+            best = challenger
+    if best is None:
+        return current
+    notes.append(f"start: {best.source} (within its splits, the rest re-chosen to meet the model; "
+                 f"objective {best.objective:.10g})")
+    return replace(best, vector=form.solver_start(form.start_vector(best.tree)))

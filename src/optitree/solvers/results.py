@@ -13,6 +13,8 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from numbers import Integral, Real
 
+import numpy as np
+
 from .._provenance import json_safe
 
 __all__ = [
@@ -140,9 +142,11 @@ class SolveResult:
     "bound", "gap", "nodes", "event"}`` with event ``"start"`` (accepted MIP start),
     ``"improving"`` (new incumbent), ``"progress"`` (sampled every >= 0.5 s) and
     ``"final"``; times are seconds since the solve started.
-    ``objective_units`` (set by the estimators) relates the objective to the user's units:
-    ``{"name": "errors", "scale": s}`` means ``objective / s`` training errors (weighted);
-    :func:`optitree.plot_progress` and the progress line show those. None: objective units.
+    ``objective_units`` (set by the estimators, :meth:`express_in_user_units`): ``{"name": "errors",
+    "normalization": s}`` means that ``objective``, ``bound``, ``start_objective``, the trace and the
+    split space's objectives are in the user's units (weighted training errors, squared or absolute
+    error, plus the penalty in those units), and ``normalized_objective = objective * s`` (likewise
+    ``normalized_bound``) is the objective the model minimises. None: a bare solve, in model units.
     ``split_space`` (set by the estimators) is the space of splits the result holds over:
     ``{"thresholds": rule, "features": [...]}`` with each categorical feature's subset rule and
     the features whose NaN routing was chosen (:meth:`optitree.split_space.SplitSpace.describe`);
@@ -178,6 +182,8 @@ class SolveResult:
     fit_time: float | None = None
     objective_units: dict | None = None
     split_space: dict | None = None
+    normalized_objective: float | None = None
+    normalized_bound: float | None = None
 
     def __post_init__(self):
         if self.termination not in TERMINATIONS:
@@ -205,6 +211,30 @@ class SolveResult:
         self.bound = raised(self.bound)
         self.gap = relative_gap(self.objective, self.bound)
         return changed
+
+    def express_in_user_units(self, name: str, normalization: float) -> None:
+        """Divide every objective value by ``normalization`` (the model's objective per user unit), keeping the
+        model's objective and bound as ``normalized_objective``/``normalized_bound``; ``objective_units`` says so.
+
+        A fit minimises ``E(T) / L̂ + alpha * splits`` (``normalization = 1 / L̂``); in the user's units that is
+        ``E(T) + alpha * L̂ * splits``: weighted errors, squared or absolute error, plus the penalty.
+        """
+        def user(value):
+            if value is None:
+                return None
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return float(np.float64(value) / normalization)
+
+        self.normalized_objective, self.normalized_bound = self.objective, self.bound
+        self.objective, self.bound, self.start_objective = user(self.objective), user(self.bound), user(self.start_objective)
+        for point in self.trace:
+            point["incumbent"], point["bound"] = user(point.get("incumbent")), user(point.get("bound"))
+        space = self.split_space or {}
+        for entry, keys in ((space.get("start"), ("objective", "objective_in_space")),
+                            (space.get("space_optimum"), ("objective", "bound"))):
+            for key in keys if entry else ():
+                entry[key] = user(entry[key])
+        self.objective_units = {"name": name, "normalization": float(normalization)}
 
     def to_dict(self) -> dict:
         """JSON-serialisable dict of every field plus the derived ``status`` (NaN and infinities become None)."""
@@ -236,17 +266,16 @@ class SolveResult:
             )
         return result
 
-    def _units_line(self, num, bound) -> list:
-        """``units: ...``: what the objective counts, and the objective and ``bound`` in the data's units."""
+    def _units_line(self, num) -> list:
+        """``units: ...``: what the objective counts, and the normalised objective and bound the model minimises."""
         units = self.objective_units
-        if not units or not units.get("scale") or self.objective is None:
+        if not units or self.objective is None:
             return []
-        name, scale = units["name"], float(units["scale"])
-        if scale == 1.0:
+        name, normalization = units["name"], units.get("normalization", 1.0)
+        if normalization == 1.0:
             return [f"units: {name}"]
-        in_data = "" if bound is None else f" and the bound {num(bound / scale)}"
-        return [f"units: objective = ({name}) x {scale:.6g}; the objective is {num(self.objective / scale)}"
-                f"{in_data} in the data's units"]
+        return [f"units: {name}; normalised (x {normalization:.6g}, as the model minimises it): objective "
+                f"{num(self.normalized_objective)}, bound {num(self.normalized_bound)}"]
 
     def _work_line(self, start) -> str:
         """What the fit solved: the MIP's size and start, or the exact engine's search when no MIP was built."""
@@ -310,7 +339,7 @@ class SolveResult:
             f"status: {self.status}{' (proven optimal)' if self.proven_optimal else ''}"
             f" [{self.solver}]",
             f"objective: {num(self.objective)}  bound: {num(bound)}  gap: {gap}",
-            *self._units_line(num, bound),
+            *self._units_line(num),
             *self._space_line(),
             f"time: build {self.build_time:.2f} s, solve {self.solve_time:.2f} s"
             f"{'' if self.fit_time is None else f', fit {self.fit_time:.2f} s'}"

@@ -201,8 +201,8 @@ def plot_progress(result, ax=None, log_time=False):
     result : SolveResult or dict
         A :class:`optitree.SolveResult` or its ``to_dict()``. ``trace`` entries
         have ``time``, ``incumbent``, ``bound`` and ``event``; points without an
-        incumbent (or bound) are left out of that line. The y axis is in the user's
-        units of ``objective_units`` (a classifier's fit: training errors, weighted),
+        incumbent (or bound) are left out of that line. The y axis is in the units of
+        ``objective_units`` (an estimator's fit: the user's, e.g. weighted training errors),
         else the objective.
     ax : matplotlib Axes, optional
     log_time : bool
@@ -222,12 +222,11 @@ def plot_progress(result, ax=None, log_time=False):
     trace = d["trace"] or []
     if not trace:
         raise ValueError("result.trace is empty: the solve recorded no progress to plot")
-    units = d.get("objective_units") or {"name": "objective", "scale": 1.0}
-    if units["name"] != "objective":
-        units = {"name": f"training {units['name']}", "scale": units["scale"]}
+    units = d.get("objective_units") or {"name": "objective"}
+    name = units["name"] if units["name"] == "objective" else f"training {units['name']}"
 
-    def user(value):  # model objective -> the user's units; solver noise near 0 shown as 0
-        return round(float(value) / units["scale"], 9)
+    def user(value):  # solver noise near 0 shown as 0
+        return round(float(value), 9)
 
     ax = _axes(ax)
     time = np.array([float(p["time"]) for p in trace])
@@ -251,14 +250,14 @@ def plot_progress(result, ax=None, log_time=False):
     gap = d.get("gap")
     objective = d.get("objective")
     title = f"{d.get('solver', 'solver')}: {status}"
-    title += f", {units['name']} {user(objective):g}" if objective is not None else ""
+    title += f", {name} {user(objective):g}" if objective is not None else ""
     title += f", gap {gap:.2%}" if gap is not None else ""
     nodes = d.get("nodes")
     ax.set_title(title + (f", {nodes} nodes" if nodes is not None else ""))
     ax.set_xlabel("time (s)" + (", log scale" if log_time else ""))
-    ax.set_ylabel(units["name"])
+    ax.set_ylabel(name)
     shown = [user(p[key]) for p in trace for key in ("incumbent", "bound") if p.get(key) is not None]
-    _readable_ticks(ax, log_time, integer=units["name"] == "training errors" and all(v.is_integer() for v in shown))
+    _readable_ticks(ax, log_time, integer=name == "training errors" and all(v.is_integer() for v in shown))
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best")
     return ax

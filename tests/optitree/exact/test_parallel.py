@@ -101,13 +101,13 @@ def test_an_exception_in_the_callback_ends_every_thread_before_it_is_raised(at_o
         if len(calls) == 2:
             raise KeyboardInterrupt
 
-    before = native_threads()
+    before, children = native_threads(), live_children()  # children: of earlier tests (e.g. joblib's workers)
     started = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         solve(X, y, max_depth=4, callback=interrupt, threads=2)
     assert time.perf_counter() - started < 10
     assert max(running) >= before + 2  # the search's two threads ran (the waiting thread is this one)
-    assert native_threads() == before and live_children() == []
+    assert native_threads() == before and set(live_children()) <= set(children)
 
 
 def test_a_work_limit_gives_the_same_tree_on_every_run_with_threads():
