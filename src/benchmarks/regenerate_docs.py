@@ -33,7 +33,7 @@ Not regenerated: the benchmarks' figures. They take minutes to hours and print t
 instead of saving them (``benchmarks.mip --out FILE`` saves JSON, but the README's figures are read
 from its printed build table), so each is rerun by hand and pasted:
 
-- ``python -m experiments run experiments/configs/study.toml --out results/study --n-jobs 2
+- ``python -m experiments run src/experiments/configs/study.toml --out results/study --n-jobs 2
   --resume`` (about an hour on 2 cores): the README's study sentence (runs, minutes, fits
   proven; the across-level ``train`` and ``test`` rows of ``results/study/stats.csv``: Holm p
   and mean Δ per depth), and the runtime comment in ``study.toml``.

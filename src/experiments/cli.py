@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a config's grid, one record per run in DIR/runs")
-    run.add_argument("config", type=Path, help="TOML config (see experiments/configs/)")
+    run.add_argument("config", type=Path, help="TOML config (see src/experiments/configs/)")
     run.add_argument("--out", type=Path, required=True, help="results directory")
     _add_execution_args(run, default_jobs=None)
     run.add_argument("--resume", action="store_true", help="continue in an existing DIR: skip done runs, retry failed")
