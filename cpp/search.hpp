@@ -497,12 +497,19 @@ class Search {
 // to the interval's ends (so its bound can also prune the neighbours). bound_left/bound_right hold
 // valid children bounds for every candidate dropped or solved. Open intervals wait in a queue:
 // first in, first out, or (best_first) the one next to the cheapest tree found first.
+//
+// At the run's root (node 1) best_first takes the interval of least bound first instead (bound
+// first, as Quant-BnB): for t in [lo, hi] between solved a and b, L_a ⊆ L_t and R_b ⊆ R_t, so
+// cost(t) >= alpha + OPT(L_a) + OPT(R_b) where monotone (Neighbours also has the similarity
+// bounds). Every interval bisected then has a bound below the optimum, and the least bound of the
+// open intervals, the run's progress bound, rises with each step instead of all at once at the end
+// (make_classification 20 000 x 10, depth 3: 268 -> 196 root candidates solved).
 class FeatureScan {
   public:
     FeatureScan(Search &search, const RowSet &v, int64_t feature, int64_t depth, int64_t node,
                 const std::optional<Search::Known> &known)
         : s(search), view(v), feature(feature), depth(depth), node(node), monotone(search.monotone_at(depth - 1)),
-          best_first(search.S.best_first) {
+          best_first(search.S.best_first), bound_first(best_first && node == 1) {
         const Problem &P = s.P;
         if (depth == 2) {  // the depth-1 sweeps' inputs, once per scan
             order = target_order(v.srt.row(0), v.size(), P.d, P.n_total());
@@ -535,7 +542,7 @@ class FeatureScan {
     Search &s;
     const RowSet &view;
     const int64_t feature, depth, node;
-    const bool monotone, best_first;
+    const bool monotone, best_first, bound_first;
     std::vector<int64_t> rank_threshold, n_left;
     std::vector<double> dist_left, solved_left, solved_right, bound_left, bound_right, tree_cost;
     std::vector<bool> exact;
@@ -601,7 +608,7 @@ class FeatureScan {
         auto sides = capped_children(mid, limit);
         if (!sides) return {};
         double cost = settle(k, lo, mid, hi, a, b, *sides);
-        queue.push_back({-INF, pushed++, mid, mid, a, b});  // first, before any other
+        queue.push_back({-INF, pushed++, mid, mid, a, b, 0.0});  // first, before any other
         std::vector<Step> found{{s.S.alpha + solved_left[mid] + solved_right[mid], cost, split_at(mid, *sides)}};
         if (auto stump = probe_stump(target)) found.push_back(*stump);
         return found;
@@ -624,6 +631,7 @@ class FeatureScan {
     struct Entry {
         double first;  // -inf: a probed middle, before any other; else 0
         int64_t seq, lo, hi, a, b;
+        double bound;  // bound_first: the least children bound over [lo, hi] when queued (it only rises)
     };
     std::vector<Entry> queue;
     int64_t pushed = 0;
@@ -669,15 +677,19 @@ class FeatureScan {
 
     // Without best_first: first in, first out (a probed middle first). With it, the least cost of
     // the trees at the interval's ends (-inf with neither solved: each feature's first middle
-    // comes before any neighbourhood).
+    // comes before any neighbourhood); at the run's root (bound_first) the interval's bound instead.
     double priority_of(const Entry &e) const {
         if (e.first == -INF || !best_first) return e.first;
+        if (bound_first) return e.bound;
         const int64_t T = int64_t(tree_cost.size());
         if (e.a < 0 && e.b >= T) return -INF;
         return std::min(e.a >= 0 ? tree_cost[e.a] : INF, e.b < T ? tree_cost[e.b] : INF);
     }
 
-    void push(int64_t lo, int64_t hi, int64_t a, int64_t b) { queue.push_back({0.0, pushed++, lo, hi, a, b}); }
+    void push(int64_t lo, int64_t hi, int64_t a, int64_t b) {
+        double bound = bound_first ? neighbours().lowest(lo, hi, a, b, bound_left.data(), bound_right.data(), false) : 0.0;
+        queue.push_back({0.0, pushed++, lo, hi, a, b, bound});
+    }
 
     // Record the solved children of mid (queue entry k, interval [lo, hi] between a and b): their
     // bounds, raised to the neighbours' (a child stopped by the budget may know less), and the
