@@ -193,14 +193,18 @@ struct Depth2Result {
 // ConTree): each evaluated root threshold gets both children by depth1_sides (exact below the bound
 // that still matters); the interval between solved thresholds is shrunk or dropped by the
 // neighbours' bounds. lower_bound = min(cost, upper_bound), equal to the optimum when
-// cost < upper_bound.
+// cost < upper_bound. start (cost INF: none) is a tree of the problem, the first incumbent.
 template <int LOSS>
 Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_root, Allowed allowed_child,
-                    double alpha, int64_t min_leaf, double upper_bound) {
+                    double alpha, int64_t min_leaf, double upper_bound, const Depth2Result &start = {INF, 0.0, {}}) {
     const int64_t m = srt.cols, n_total = rank.cols;
     Depth2Result out;
     std::fill(out.nodes, out.nodes + 6, int64_t{-1});
     double best = leaf_cost(srt.row(0), m, d);
+    if (start.cost < best) {
+        best = start.cost;
+        std::copy(start.nodes, start.nodes + 6, out.nodes);
+    }
     TargetOrder order = target_order(srt.row(0), m, d, n_total);
     const bool monotone = min_leaf <= 1;
     Layout lay = make_layout(srt, rank, d);
