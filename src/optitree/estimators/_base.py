@@ -77,6 +77,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         "memory_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "verbose": ["verbose"],
         "max_category_subsets": [Interval(numbers.Integral, 1, 16, closed="both"), StrOptions({"auto"})],
+        "max_bins": [Interval(numbers.Integral, 2, None, closed="left"), None],
     }
 
     def __sklearn_is_fitted__(self):
@@ -164,7 +165,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             memory_budget=None if self.memory_budget is None else int(self.memory_budget),
             verbose=int(self.verbose), constraints=self.constraints, stages=self._stages,
             allowed=self._allowed if space is None or self._allowed is None else space.expand_allowed(self._allowed),
-            max_distinct_features=self.max_distinct_features, engine_loss=self._engine_loss,
+            max_distinct_features=self.max_distinct_features, max_bins=self.max_bins, engine_loss=self._engine_loss,
             engine_start_only=self._engine_start_only(), units=self._progress_units(form),
             solve_notes=tuple(self._solve_notes()), input_notes=tuple(input_notes), size_hint=self._size_hint,
             feature_names=getattr(self, "feature_names_in_", None))
@@ -322,6 +323,10 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             description = space.describe()
         description["tree"] = "in the split space"
         description["thresholds"] = form.threshold_rule()
+        engine = (self.result_.acceleration or {}).get("engine") or {}
+        if self.max_bins is not None and engine.get("split_space"):  # the engine settled the fit over bins
+            description["thresholds"] = engine["split_space"]
+            description["all_midpoints_bound"] = engine.get("all_midpoints_bound")
         names = getattr(self, "feature_names_in_", None)
         for f in description["features"]:
             f["name"] = str(names[f["feature"]]) if names is not None else f"x{f['feature']}"

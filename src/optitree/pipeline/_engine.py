@@ -115,7 +115,9 @@ class ExactStage:
         self.times["engine"] = time.perf_counter() - t0
         self.engine = {"status": result.status, "objective": result.objective * units,
                        "bound": result.bound * units, "time": self.times["engine"], "stopped_by": result.stopped_by,
-                       "work": result.work}
+                       "work": result.work, "split_space": result.split_space,
+                       "all_midpoints_bound": None if result.all_midpoints_bound is None
+                       else result.all_midpoints_bound * units}
         return result
 
     # ------------------------------------------------------------------ root bounds

@@ -103,6 +103,7 @@ class FitRequest:
     stages: frozenset = frozenset()
     allowed: np.ndarray | None = None
     max_distinct_features: int | None = None
+    max_bins: int | None = None
     engine_loss: str = "misclassification"
     engine_start_only: bool = False
     units: tuple = ("objective", 1.0)
@@ -194,8 +195,15 @@ class FitPipeline:
                 raise ValueError(f"no tree satisfies min_samples_leaf={request.min_samples_leaf}: it exceeds the "
                                  f"{n_positive} positive-weight training samples")
             self.stage = None  # the model reports it infeasible
+        if request.max_bins is not None and not (self.stage is not None and (request.solver == "dp" or (
+                self.stage.sees_all and "proof" in self.stage.stages))):
+            raise ValueError(f"max_bins={request.max_bins} restricts the exact engine's thresholds, so it applies "
+                             "only where the engine settles the fit: without constraints, with the 'proof' stage of "
+                             "acceleration, constant leaves and axis-aligned splits (the MIP's split space has "
+                             "every midpoint); set max_bins=None")
         if self.stage is not None:
-            self.data = exact.prepare(self.X, self.y, self.sample_weight, loss=request.engine_loss, report="problem")
+            self.data = exact.prepare(self.X, self.y, self.sample_weight, loss=request.engine_loss, report="problem",
+                                      max_bins=request.max_bins)
             if self.data.units != form.units:
                 raise RuntimeError(f"the engine's units {self.data.units} differ from the formulation's {form.units}")
         engine = None
@@ -259,14 +267,16 @@ class FitPipeline:
     def _settled_by_engine(self, engine) -> FitOutcome | None:
         """The fit's outcome when the engine's answer settles it (proof, 'dp', Ctrl-C, its time limit), else None."""
         request, stage = self.request, self.stage
-        if request.solver == "dp" or engine.status in ("interrupted", "work_limit") or ("proof" in stage.stages and (
+        if request.solver == "dp" or request.max_bins is not None or engine.status in ("interrupted", "work_limit") or (
+                "proof" in stage.stages and (
             engine.status == "optimal" or engine.status == "time_limit" and self.options.time_limit is not None
         )):
             # without user constraints a MIP after an engine stopped by the clock (90 % of the limit
             # spent) would overrun time_limit for nothing: the engine's best (or the start) is returned
             tree, result, notes = engine_result(self.form, stage, engine, self._engine_tree(engine), self.options,
                                                 rel_gap=request.rel_gap, solver=request.solver,
-                                                fallback=(None, None) if engine.status == "optimal" else self.given)
+                                                fallback=self.given if engine.status != "optimal" or request.max_bins
+                                                else (None, None), binned=request.max_bins is not None)
             return self._outcome(tree, None, result, notes)
         return None
 

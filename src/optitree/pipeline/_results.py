@@ -27,27 +27,35 @@ def certified_result(stage, *, objective, bound, proven, solve_time, trace, sour
     )
 
 
-def engine_result(form, stage, engine, tree, options, *, rel_gap, solver, fallback=(None, None)):
+def engine_result(form, stage, engine, tree, options, *, rel_gap, solver, fallback=(None, None), binned=False):
     """The fit's tree, result and notes from the engine alone: its certificate, or its best tree and bound.
 
     ``tree`` is the engine's tree with the task's leaf values on all rows. ``fallback``
     (tree, source), the start as given: returned instead of an unproven engine tree that is
-    worse on the training data (never worse than CART or the user's start).
+    worse on the training data (never worse than CART or the user's start). ``binned``: the
+    engine searched ``max_bins``'s thresholds only, so even its proven tree yields to a better
+    fallback (thresholds between bin edges), uncertified, with the bound over every midpoint.
     """
     objective = form.objective_of_tree(tree)
     scale = form.model_error_scale
     proven = engine.status == "optimal"
     bound = objective if proven else min(engine.bound * scale, objective)
-    if not proven and fallback[0] is not None and stage.admits(fallback[0]) and (
-            form.objective_of_tree(fallback[0]) < objective):
+    if (binned or not proven) and fallback[0] is not None and stage.admits(fallback[0]) and (
+            form.objective_of_tree(fallback[0]) < objective * (1 - 1e-12)):
         tree, objective = fallback[0], form.objective_of_tree(fallback[0])
         stage.engine["returned"] = fallback[1]
+        if binned:
+            below = engine.all_midpoints_bound
+            proven, bound = False, max(form.objective_lower_bound, 0.0) if below is None else min(below * scale,
+                                                                                                  objective)
     if proven:
         stage.certificate = "engine"
     trace = [{"time": t, "incumbent": inc * scale, "bound": b * scale, "gap": relative_gap(inc * scale, b * scale),
               "nodes": None, "event": "progress"} for t, inc, b in engine.trace]
     termination = "optimal" if proven else engine.status if engine.status in ("node_limit", "work_limit",
                                                                                "interrupted") else "time_limit"
+    if not proven and engine.status == "optimal":  # a better start outside the binned space, as for NaN routing
+        termination = "error"
     result = certified_result(stage, objective=objective, bound=bound, proven=proven, solve_time=engine.time,
                               trace=trace, source="exact", options=options, solver=solver, termination=termination)
     check = verify_certificate(result, engine.objective * scale, rel_gap=rel_gap, exact=True)
@@ -55,8 +63,13 @@ def engine_result(form, stage, engine, tree, options, *, rel_gap, solver, fallba
     if not result.proven_optimal:
         stage.certificate = None
         result.acceleration = stage.to_dict()
-    notes += ["certificate: the exact engine (optitree.exact) proved this tree optimal; no MIP was solved"
-              if result.proven_optimal else f"not proven optimal by the exact engine ({engine.status})"]
+    if stage.engine.get("returned") and binned:
+        notes.append(f"returning the {stage.engine['returned']} start: better on the training data than the "
+                     f"engine's {engine.status} tree over max_bins's thresholds (its own lie between bin edges); "
+                     "not certified, the bound is the one over every midpoint")
+    else:
+        notes.append("certificate: the exact engine (optitree.exact) proved this tree optimal; no MIP was solved"
+                     if result.proven_optimal else f"not proven optimal by the exact engine ({engine.status})")
     return tree, result, notes
 
 

@@ -231,9 +231,10 @@ class SolveResult:
             point["incumbent"], point["bound"] = user(point.get("incumbent")), user(point.get("bound"))
         space = self.split_space or {}
         for entry, keys in ((space.get("start"), ("objective", "objective_in_space")),
-                            (space.get("space_optimum"), ("objective", "bound"))):
+                            (space.get("space_optimum"), ("objective", "bound")), (space, ("all_midpoints_bound",))):
             for key in keys if entry else ():
-                entry[key] = user(entry[key])
+                if key in entry:
+                    entry[key] = user(entry[key])
         self.objective_units = {"name": name, "normalization": float(normalization)}
 
     def to_dict(self) -> dict:
@@ -307,6 +308,8 @@ class SolveResult:
                 parts.append(f"{name}: {f.get('subsets')} of {f.get('levels')} levels")
             if f.get("missing") == "both sides":
                 parts.append(f"{name}: NaN either side")
+        if space.get("all_midpoints_bound") is not None:
+            parts.append(f"the optimum over every midpoint is >= {space['all_midpoints_bound']:.6g}")
         lines = ["split space: " + "; ".join(parts)]
         optimum = space.get("space_optimum")
         if optimum:
