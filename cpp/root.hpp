@@ -159,6 +159,13 @@ class SearchRun {
         control_.live_bound.reset(1, 0.0);
         double best = s.leaf_cost(view);
         NodePtr nodes;
+        // the first incumbent on the trace: the given start when it beats the leaf, so that no point is worse
+        if (std::optional<double> given = start_tree ? tree_cost(view, start_tree, depth) : std::nullopt) {
+            if (*given < best - EPS) {
+                best = *given;
+                nodes = start_tree;
+            }
+        }
         control_.trace.add(best);
         auto improve = [&](double cost, const NodePtr &tree) {
             if (cost >= best - EPS) return;
@@ -166,8 +173,6 @@ class SearchRun {
             nodes = tree;
             control_.trace.add(best);
         };
-        if (std::optional<double> given = start_tree ? tree_cost(view, start_tree, depth) : std::nullopt)
-            improve(*given, start_tree);
         if (depth <= 2) return merge(s.solve(view, depth, 1, upper_bound), {best, 0.0, nodes});
         Subtree start = s.solve(view, 2, 1, upper_bound);  // a depth-2 optimum: a strong first incumbent
         improve(start.cost, start.nodes);

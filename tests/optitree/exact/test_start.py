@@ -53,7 +53,8 @@ def test_a_stopped_search_is_never_worse_than_its_cart_start(threads):
         assert res.objective <= ceiling
         assert (res.tree.predict(X).argmax(1) != y).sum() == res.objective
     assert incumbents and max(incumbents) <= ceiling
-    assert all(incumbent <= ceiling for _, incumbent, _ in runs[1].trace[1:])  # after the root's leaf
+    for res in runs:  # the first point is the start, not the root's leaf
+        assert all(incumbent <= ceiling for _, incumbent, _ in res.trace)
 
 
 def test_a_start_that_is_no_tree_of_the_problem_is_ignored():
