@@ -235,6 +235,7 @@ def test_subset_bound_never_exceeds_the_optimum(monkeypatch):
     assert positive >= 10
 
 
+@pytest.mark.slow  # 12 s: the default suite keeps the other anytime-bound tests
 def test_subset_bound_makes_a_deep_stop_positive():
     """Depth 4 on 3 000 noisy rows stopped long before any root child is solved: the class-count
     bound is 0 (two classes), the search's own bound 0; the subset bound, proven on a few hundred
