@@ -33,16 +33,10 @@ from ..pipeline._certificate import OBJECTIVE_TOL
 from ..pipeline._engine import admits
 from ..pipeline._start import tree_from_init
 from ..solvers import check_solver_available, relative_gap
-from ..split_space import SplitSpace
+from ..split_space import SplitSpace, category_subsets
 from ..split_space._encode import encode
 from ._inputs import encode_categories, normalise_weights
 
-
-#: ``max_category_subsets="auto"``: levels up to which a categorical feature gets every subset, by
-#: depth. Measured (exact engine, one thread, 1 000 rows, one categorical and two numeric features):
-#: 10 levels (511 subsets) take 2-6 s at depth 2 and are not proven in 300 s at depth 3, where 7
-#: levels take 8.5 s and 8 levels 29 s. Above it: one-vs-rest, prefixes and CART's own subsets.
-AUTO_CATEGORY_SUBSETS = {1: 10, 2: 10, 3: 7, 4: 6}
 
 #: Terminations by a limit the user set: a fit ended by one warns (:class:`~sklearn.exceptions.ConvergenceWarning`).
 LIMIT_TERMINATIONS = ("time_limit", "node_limit", "work_limit")
@@ -305,14 +299,9 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
                 raise ValueError(f"{name} cannot be used with {what}: the model splits on the split space's "
                                  f"expanded columns (optitree.split_space), which {name} does not see; {fix}")
         space = SplitSpace(X, {j: len(labels) for j, labels in self.categories_.items()},
-                           max_category_subsets=self._max_category_subsets(), cart_tree=start_tree)
+                           max_category_subsets=category_subsets(self.max_category_subsets, self.max_depth),
+                           cart_tree=start_tree)
         return None if space.identity else space
-
-    def _max_category_subsets(self) -> int:
-        """``max_category_subsets``, ``"auto"`` resolved by depth (:data:`AUTO_CATEGORY_SUBSETS`)."""
-        if self.max_category_subsets != "auto":
-            return int(self.max_category_subsets)
-        return AUTO_CATEGORY_SUBSETS[min(int(self.max_depth), max(AUTO_CATEGORY_SUBSETS))]
 
     def _describe_space(self, space, form) -> dict:
         """``result_.split_space``: what the proof holds over, and ``"tree"``: where ``tree_`` lies (in it,

@@ -120,7 +120,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
         A categorical feature (pandas categorical column) with at most this many levels
         (categories seen in ``fit``, plus one for missing values) splits on every subset of
         its levels (``2**(L-1) - 1`` splits: 511 for 10); "auto": 10 up to depth 2, 7 at
-        depth 3, 6 deeper (:data:`~optitree.estimators._base.AUTO_CATEGORY_SUBSETS`, measured).
+        depth 3, 6 deeper (:data:`~optitree.split_space.AUTO_CATEGORY_SUBSETS`, measured).
         Above it on one-vs-rest, the category-order prefixes and CART's own subsets, so
         CART's tree stays in the space.
         Features with NaN in ``fit`` split with NaN sent to either side (scikit-learn's rule).

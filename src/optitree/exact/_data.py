@@ -137,7 +137,8 @@ class ExactData:
         return np.ascontiguousarray(np.stack([row[mask[row]] for row in self.view]))
 
 
-def prepare(X, y, sample_weight=None, *, loss="misclassification", max_bins=None, report="user") -> ExactData:
+def prepare(X, y, sample_weight=None, *, loss="misclassification", max_bins=None, report="user",
+            units=None) -> ExactData:
     """Check ``X, y, sample_weight`` and encode them for the engine (one argsort per feature).
 
     ``loss`` is ``"misclassification"`` (``y`` holds labels), ``"squared"`` or ``"absolute"``
@@ -146,7 +147,8 @@ def prepare(X, y, sample_weight=None, *, loss="misclassification", max_bins=None
     quantile bins (:attr:`ExactData.max_bins`). ``report``: the units of every cost the engine
     reports, ``"user"`` (the data's: weighted errors, squared or absolute error of ``y``) or
     ``"problem"`` (:class:`optitree.problem.Units`' internal ones, shared with the formulations,
-    finite whatever the magnitudes: the pipeline's). Raises ``ValueError`` for non-2-D or
+    finite whatever the magnitudes: the pipeline's). ``units``: the problem's units when already fixed
+    for the same rows (a formulation's), else :meth:`Units.of` these rows. Raises ``ValueError`` for non-2-D or
     non-finite ``X``, non-finite regression targets, mismatched lengths, negative, non-finite
     or all-zero weights, and a ``max_bins`` that is not an integer >= 2.
     """
@@ -165,7 +167,8 @@ def prepare(X, y, sample_weight=None, *, loss="misclassification", max_bins=None
         y = np.asarray(y, dtype=np.float64)
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinite values; regression targets must be finite")
-    units = Units.of(w[kept], policy, y[kept] if policy.regression else None)
+    if units is None:
+        units = Units.of(w[kept], policy, y[kept] if policy.regression else None)
     wk = np.ascontiguousarray(units.weights(w[kept]))
     if policy.regression:
         t = units.targets(y[kept])

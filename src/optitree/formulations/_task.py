@@ -126,8 +126,7 @@ class ClassificationTask(Task):
         return y
 
     def baseline(self, y, model_weight) -> float:
-        class_weight = np.bincount(y, weights=model_weight, minlength=self.n_classes)
-        return float(class_weight.sum() - class_weight.max())
+        return self.policy.leaf_loss(y, model_weight)
 
     def statistics(self, tree, X, y, weight) -> Tree:
         return tree.fill_statistics(X, y, weight, n_classes=self.n_classes)
@@ -176,8 +175,7 @@ class RegressionTask(Task):
         return y
 
     def baseline(self, y, model_weight) -> float:
-        t = self.units.targets(y)
-        return self.policy.node_loss(t - self.policy.leaf_value(t, model_weight), model_weight)
+        return self.policy.leaf_loss(self.units.targets(y), model_weight)
 
     def statistics(self, tree, X, y, weight) -> Tree:
         """Regression statistics; node values are the loss's best constant (weighted median / mean)."""

@@ -195,17 +195,14 @@ class FitPipeline:
                 raise ValueError(f"no tree satisfies min_samples_leaf={request.min_samples_leaf}: it exceeds the "
                                  f"{n_positive} positive-weight training samples")
             self.stage = None  # the model reports it infeasible
-        if request.max_bins is not None and not (self.stage is not None and (request.solver == "dp" or (
-                self.stage.sees_all and "proof" in self.stage.stages))):
+        if request.max_bins is not None and not (self.stage is not None and self._engine_final()):
             raise ValueError(f"max_bins={request.max_bins} restricts the exact engine's thresholds, so it applies "
                              "only where the engine settles the fit: without constraints, with the 'proof' stage of "
                              "acceleration, constant leaves and axis-aligned splits (the MIP's split space has "
                              "every midpoint); set max_bins=None")
         if self.stage is not None:
             self.data = exact.prepare(self.X, self.y, self.sample_weight, loss=request.engine_loss, report="problem",
-                                      max_bins=request.max_bins)
-            if self.data.units != form.units:
-                raise RuntimeError(f"the engine's units {self.data.units} differ from the formulation's {form.units}")
+                                      max_bins=request.max_bins, units=form.units)
         engine = None
         if self.stage is not None and self.stage.sees_all:
             engine = self.engine()
@@ -252,8 +249,7 @@ class FitPipeline:
         # without user constraints the engine's answer is the answer: with the proof stage no MIP
         # follows (a stopped engine's best is returned), so it gets the limit but for the decode;
         # with them it runs after the build, honouring the feature restrictions the user rows imply
-        final = request.solver == "dp" or stage.sees_all and "proof" in stage.stages
-        fraction = ENGINE_SHARE_FINAL if final else 0.9 if stage.sees_all else 0.5
+        fraction = ENGINE_SHARE_FINAL if self._engine_final() else 0.9 if stage.sees_all else 0.5
         share = None if self.options.time_limit is None else fraction * self.options.time_limit
         with self.watch.stage("engine"):
             result = stage.solve(self.data, self.form, max_depth=request.max_depth,
@@ -263,6 +259,10 @@ class FitPipeline:
                                  start=self.given[0] if self.X.shape[0] >= ENGINE_START_ROWS else None)
         self.watch.known(bound=stage.engine["bound"] if stage.lower_bounds else None)
         return result
+
+    def _engine_final(self) -> bool:
+        """Whether no MIP follows the engine: ``solver="dp"``, or its proof stage on a model it sees whole."""
+        return self.request.solver == "dp" or self.stage.sees_all and "proof" in self.stage.stages
 
     def _settled_by_engine(self, engine) -> FitOutcome | None:
         """The fit's outcome when the engine's answer settles it (proof, 'dp', Ctrl-C, its time limit), else None."""

@@ -47,6 +47,14 @@ class Loss:
     def regression(self) -> bool:
         return self.power > 0
 
+    def leaf_loss(self, t: np.ndarray, w: np.ndarray) -> float:
+        """The loss of one leaf holding targets ``t`` (class codes for misclassification) with weights ``w``,
+        predicting its best value: the misclassified weight of the heaviest class, or :meth:`node_loss`
+        about :meth:`leaf_value`."""
+        if not self.regression:
+            return float(w.sum() - np.bincount(t, weights=w).max())
+        return self.node_loss(t - self.leaf_value(t, w), w)
+
     def leaf_value(self, t: np.ndarray, w: np.ndarray) -> float:
         """A regression leaf's best constant for targets ``t`` with weights ``w``."""
         if self.name == "absolute":

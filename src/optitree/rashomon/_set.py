@@ -19,10 +19,9 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from greedy import Tree
 
 from .. import exact
-from ..estimators._base import AUTO_CATEGORY_SUBSETS
 from ..estimators._inputs import encode_categories, normalise_weights
 from ..problem import get_loss
-from ..split_space import SplitSpace
+from ..split_space import SplitSpace, category_subsets
 from ..exact._tree import to_tree
 from ._build import MEMORY_LIMIT, Builder, _digest, counts_without, loss_of_rows, tree_at
 
@@ -214,10 +213,8 @@ class RashomonSet(BaseEstimator):
         X, self.categories_ = encode_categories(X)
         regression = self.loss != "misclassification"
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan", y_numeric=regression)
-        if regression:
+        if regression:  # validate_data refused NaN and infinite targets
             y = y.astype(np.float64)
-            if not np.isfinite(y).all():
-                raise ValueError("y contains NaN or infinite values; regression targets must be finite")
             self.classes_ = np.zeros(0)
         else:
             if not (y.ndim == 1 and y.dtype.kind in "biuU"):
@@ -236,10 +233,8 @@ class RashomonSet(BaseEstimator):
         X, y, w = self._inputs(X, y, sample_weight)
         depth = int(self.max_depth)
         if self.categories_ or np.isnan(X).any():
-            subsets = self.max_category_subsets
-            if subsets == "auto":
-                subsets = AUTO_CATEGORY_SUBSETS[min(depth, max(AUTO_CATEGORY_SUBSETS))]
-            space = SplitSpace(X, {j: len(v) for j, v in self.categories_.items()}, max_category_subsets=int(subsets))
+            space = SplitSpace(X, {j: len(v) for j, v in self.categories_.items()},
+                               max_category_subsets=category_subsets(self.max_category_subsets, depth))
             space = None if space.identity else space
         else:
             space = None
@@ -304,13 +299,17 @@ class RashomonSet(BaseEstimator):
         return self
 
     def _allowed(self, p, depth):
-        if self.allowed_features is None:
-            return np.ones((depth, p), bool)
-        mask = np.asarray(self.allowed_features)
-        if mask.dtype != bool or mask.shape not in ((p,), (depth, p)):
-            raise ValueError(f"allowed_features must be a boolean mask of shape ({p},) or ({depth}, {p}) (per level), "
-                             f"got dtype {mask.dtype} and shape {mask.shape}")
-        return np.tile(mask, (depth, 1)) if mask.ndim == 1 else mask.copy()
+        """``allowed_features`` per level ``(depth, p)`` (:func:`optitree.exact.check_allowed`'s masks but per node)."""
+        try:
+            per_node = exact.check_allowed(self.allowed_features, depth, p)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"allowed_features: {exc}") from None
+        first = 2 ** np.arange(depth) - 1  # the first node of each level, heap order
+        level = np.floor(np.log2(np.arange(1, per_node.shape[0] + 1))).astype(int)
+        if not (per_node == per_node[first[level]]).all():
+            raise ValueError(f"allowed_features: a Rashomon set takes one mask ({p},) or one per level ({depth}, {p}), "
+                             f"not one per node")
+        return per_node[first]
 
     @staticmethod
     def _normaliser(data, rows):

@@ -65,6 +65,6 @@ all subsets: choose ``max_category_subsets`` by depth.
 'all 2**(L-1)-1 subsets'
 """
 
-from ._space import NOT_MISSING_THRESHOLD, Column, SplitSpace
+from ._space import AUTO_CATEGORY_SUBSETS, NOT_MISSING_THRESHOLD, Column, SplitSpace, category_subsets
 
-__all__ = ["SplitSpace", "Column", "NOT_MISSING_THRESHOLD"]
+__all__ = ["SplitSpace", "Column", "NOT_MISSING_THRESHOLD", "AUTO_CATEGORY_SUBSETS", "category_subsets"]

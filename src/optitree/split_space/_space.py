@@ -12,6 +12,19 @@ from greedy import Tree
 from ._decode import NOT_MISSING_THRESHOLD, decode
 from ._partitions import all_partitions, reduced_partitions
 
+#: ``max_category_subsets="auto"``: levels up to which a categorical feature gets every subset, by
+#: depth. Measured (exact engine, one thread, 1 000 rows, one categorical and two numeric features):
+#: 10 levels (511 subsets) take 2-6 s at depth 2 and are not proven in 300 s at depth 3, where 7
+#: levels take 8.5 s and 8 levels 29 s. Above it: one-vs-rest, prefixes and CART's own subsets.
+AUTO_CATEGORY_SUBSETS = {1: 10, 2: 10, 3: 7, 4: 6}
+
+
+def category_subsets(max_category_subsets, max_depth: int) -> int:
+    """``max_category_subsets`` as a number of levels, ``"auto"`` resolved by depth (:data:`AUTO_CATEGORY_SUBSETS`)."""
+    if max_category_subsets != "auto":
+        return int(max_category_subsets)
+    return AUTO_CATEGORY_SUBSETS[min(int(max_depth), max(AUTO_CATEGORY_SUBSETS))]
+
 #: Largest accepted ``max_category_subsets``: ``2**15 - 1`` columns for one feature.
 MAX_CATEGORY_SUBSETS_LIMIT = 16
 

@@ -225,7 +225,7 @@ def plot_progress(result, ax=None, log_time=False):
     units = d.get("objective_units") or {"name": "objective"}
     name = units["name"] if units["name"] == "objective" else f"training {units['name']}"
 
-    def user(value):  # solver noise near 0 shown as 0
+    def displayed(value):  # solver noise near 0 shown as 0
         return round(float(value), 9)
 
     ax = _axes(ax)
@@ -236,27 +236,27 @@ def plot_progress(result, ax=None, log_time=False):
         ax.set_xscale("log")
     for key, color in (("incumbent", "tab:orange"), ("bound", "tab:blue")):
         keep = np.array([p.get(key) is not None for p in trace])
-        values = np.array([user(p[key]) for p in trace if p.get(key) is not None])
+        values = np.array([displayed(p[key]) for p in trace if p.get(key) is not None])
         ax.step(time[keep], values, where="post", color=color, marker="o", markersize=3, lw=1.6, label=key)
     starts = [k for k, p in enumerate(trace) if p.get("event") == "start" and p.get("incumbent") is not None]
     start_value = trace[starts[0]]["incumbent"] if starts else d.get("start_objective")
     if start_value is not None:
         rejected = d.get("start_accepted") is False
         notes = [n for n in (d.get("start_source"), "rejected" if rejected else None) if n]
-        ax.plot([time[starts[0] if starts else 0]], [user(start_value)], linestyle="none", marker="*",
+        ax.plot([time[starts[0] if starts else 0]], [displayed(start_value)], linestyle="none", marker="*",
                 markersize=13, color="white" if rejected else "tab:green", markeredgecolor="black", zorder=5,
                 label="start" + (f" ({', '.join(notes)})" if notes else ""))
     status = d.get("status", "?")
     gap = d.get("gap")
     objective = d.get("objective")
     title = f"{d.get('solver', 'solver')}: {status}"
-    title += f", {name} {user(objective):g}" if objective is not None else ""
+    title += f", {name} {displayed(objective):g}" if objective is not None else ""
     title += f", gap {gap:.2%}" if gap is not None else ""
     nodes = d.get("nodes")
     ax.set_title(title + (f", {nodes} nodes" if nodes is not None else ""))
     ax.set_xlabel("time (s)" + (", log scale" if log_time else ""))
     ax.set_ylabel(name)
-    shown = [user(p[key]) for p in trace for key in ("incumbent", "bound") if p.get(key) is not None]
+    shown = [displayed(p[key]) for p in trace for key in ("incumbent", "bound") if p.get(key) is not None]
     _readable_ticks(ax, log_time, integer=name == "training errors" and all(v.is_integer() for v in shown))
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best")
