@@ -101,7 +101,7 @@ def forbid_feature(X, y, depth, feature):
 
     from optitree.formulations import FlowOCTFormulation
 
-    columns = np.flatnonzero(FlowOCTFormulation(X, y, depth=depth).threshold_feature == feature)
+    columns = np.flatnonzero(FlowOCTFormulation.of(X, y, depth=depth).threshold_feature == feature)
 
     def constraint(m):
         m.forbidden = pyo.Constraint(expr=sum(m.b[n, int(f)] for n in range(2**depth - 1) for f in columns) == 0)
@@ -113,7 +113,7 @@ def _split_indicators(X, y, depth):
     """``{feature: (first binarized column, ...)}``: FlowOCT's ``b_cum[n, first]`` is 1 iff node ``n`` splits on it."""
     from optitree.formulations import FlowOCTFormulation
 
-    feature = FlowOCTFormulation(X, y, depth=depth).threshold_feature
+    feature = FlowOCTFormulation.of(X, y, depth=depth).threshold_feature
     used, first = np.unique(feature, return_index=True)
     return dict(zip(used.tolist(), first.tolist()))
 
@@ -313,7 +313,7 @@ def min_leaf_ort(X, y, depth, n_min=PYOMO_MIN_LEAF):
 
     from optitree.formulations import ORTFormulation
 
-    count = ORTFormulation(X, y, depth=depth).count
+    count = ORTFormulation.of(X, y, depth=depth).count
 
     def constraint(m):
         m.leaf_size = pyo.Constraint(range(2**depth), rule=lambda m, t: sum(

@@ -58,10 +58,10 @@ def bench_build(sizes, depth, max_thresholds, flow_budget):
     for n in sizes:
         X, y = build_data(n)
         for label, make in [
-            ("oct", lambda: OCTFormulation(X, y, depth=depth)),
-            ("flow (all midpoints)", lambda: FlowOCTFormulation(X, y, depth=depth)),
+            ("oct", lambda: OCTFormulation.of(X, y, depth=depth)),
+            ("flow (all midpoints)", lambda: FlowOCTFormulation.of(X, y, depth=depth)),
             (f"flow (max_thresholds={max_thresholds})",
-             lambda: FlowOCTFormulation(X, y, depth=depth, max_thresholds=max_thresholds)),
+             lambda: FlowOCTFormulation.of(X, y, depth=depth, max_thresholds=max_thresholds)),
         ]:
             t0 = time.perf_counter()
             with warnings.catch_warnings():  # OCT's near-tie warning: expected on 20 000 random values
@@ -109,7 +109,7 @@ tracemalloc.start()
 t0 = time.perf_counter()
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    form = OCTFormulation(X, y, depth=depth)
+    form = OCTFormulation.of(X, y, depth=depth)
 spec = form.build()
 h = spec.to_highs()
 elapsed = time.perf_counter() - t0

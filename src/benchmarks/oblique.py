@@ -85,7 +85,7 @@ def octh_takes(tree, X, y, depth) -> str:
     from optitree.formulations.octh import OCTHFormulation
     from optitree.model import solution_violation
 
-    form = OCTHFormulation(X, y, depth=depth)
+    form = OCTHFormulation.of(X, y, depth=depth)
     form.build()
     start, note = form.prepare_start(tree, prune=False)
     if "moved" in note:

@@ -26,7 +26,7 @@ def baseline(y):
 
 def forbid_feature_0(X, y, depth):
     """Pyomo constraint: no FlowOCT split on feature 0 anywhere (the engine cannot see it)."""
-    columns = np.flatnonzero(FlowOCTFormulation(X, y, depth=depth).threshold_feature == 0)
+    columns = np.flatnonzero(FlowOCTFormulation.of(X, y, depth=depth).threshold_feature == 0)
     n_branch = 2**depth - 1
 
     def constraint(m):
@@ -105,12 +105,12 @@ def test_root_bound_row_never_cuts_off_a_tree(formulation, min_leaf):
     checked = 0
     for seed in range(8):
         X, y = random_dataset(seed, max_samples=10)
-        form = FORMULATIONS[formulation](X, y, depth=2, min_samples_leaf=min_leaf)
+        form = FORMULATIONS[formulation].of(X, y, depth=2, min_samples_leaf=min_leaf)
         spec = form.build()
-        data = prepare(X, y)
+        data = prepare(form.problem, report="problem")
         stage = ExactStage(frozenset({"rows"}))
-        bounds = stage.root_bounds(data, form, depth=2, min_samples_leaf=min_leaf, cutoff=None, time_limit=None)
-        trivial = stage.trivial_split_bound(data, form, bounds, depth=2, min_samples_leaf=min_leaf, time_limit=None)
+        bounds = stage.root_bounds(data, form.problem, cutoff=None, time_limit=None)
+        trivial = stage.trivial_split_bound(data, form.problem, bounds, time_limit=None)
         root_bound_row(form, spec, bounds, candidate_bounds(form, bounds, trivial), screening=False)
         for _ in range(30 if min_leaf == 1 else 150):
             feature = rng.randint(X.shape[1], size=3)
@@ -163,12 +163,12 @@ def test_oct_root_row_counts_the_split_that_sends_every_row_one_way():
     x0 = np.repeat(np.arange(10.0), 2)
     x1 = np.tile([0.2, 0.8], 10) + np.arange(20) * 1e-3
     X, y = np.c_[x0, x1], (np.tile([0.2, 0.8], 10) > 0.5).astype(int)
-    form = FORMULATIONS["oct"](X, y, depth=2, alpha=0.01, min_samples_leaf=3)
+    form = FORMULATIONS["oct"].of(X, y, depth=2, alpha=0.01, min_samples_leaf=3)
     spec = form.build()
-    data = prepare(X, y)
+    data = prepare(form.problem, report="problem")
     stage = ExactStage(frozenset({"rows"}))
-    bounds = stage.root_bounds(data, form, depth=2, min_samples_leaf=3, cutoff=None, time_limit=None)
-    trivial = stage.trivial_split_bound(data, form, bounds, depth=2, min_samples_leaf=3, time_limit=None)
+    bounds = stage.root_bounds(data, form.problem, cutoff=None, time_limit=None)
+    trivial = stage.trivial_split_bound(data, form.problem, bounds, time_limit=None)
     lower = candidate_bounds(form, bounds, trivial)[0]
     assert lower[0] == pytest.approx(trivial) and lower[0] < candidate_bounds(form, bounds)[0][0]
     root_bound_row(form, spec, bounds, candidate_bounds(form, bounds, trivial), screening=False)

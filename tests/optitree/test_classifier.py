@@ -147,7 +147,7 @@ def test_user_constraint_forbids_feature_0(formulation):
         def forbid(m):
             m.no_feature_0 = pyo.Constraint(expr=m.a[0, 0] == 0)  # the root is the only branch node
     else:
-        columns = np.flatnonzero(FlowOCTFormulation(X, y, depth=1).threshold_feature == 0)
+        columns = np.flatnonzero(FlowOCTFormulation.of(X, y, depth=1).threshold_feature == 0)
 
         def forbid(m):
             m.no_feature_0 = pyo.Constraint(expr=sum(m.b[0, int(f)] for f in columns) == 0)

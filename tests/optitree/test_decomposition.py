@@ -157,7 +157,7 @@ def test_a_start_that_breaks_the_quota_is_repaired_within_its_splits():
 
     repaired_fits = 0
     for X, y, expected in quota_instances():
-        form = FlowOCTFormulation(X, y, depth=2)
+        form = FlowOCTFormulation.of(X, y, depth=2)
         spec = form.build()
         apply_user_constraints(spec, class_quota(y, 1, 1))
         cart = CARTClassifier(max_depth=2, random_state=0).fit(X, y).tree_
@@ -264,7 +264,7 @@ def test_child_bound_row_never_exceeds_a_subtree_cost(alpha):
 
     for seed in range(8):
         X, y = random_dataset(seed, max_samples=10)
-        form = FlowOCTFormulation(X, y, depth=2, alpha=alpha)
+        form = FlowOCTFormulation.of(X, y, depth=2, alpha=alpha)
         form.build()
         data = exact.prepare(X, y)
         units = form.error_scale

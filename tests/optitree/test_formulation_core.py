@@ -9,6 +9,7 @@ import pytest
 from greedy import Tree
 from optitree import OptimalTreeClassifier as _OptimalTreeClassifier
 from optitree import OptimalTreeRegressor
+from optitree.problem import Problem
 from optitree.formulations import (
     FORMULATIONS,
     ClassificationTask,
@@ -33,7 +34,7 @@ def xor_data(n=40, seed=0):
 def test_regression_rows_keep_their_real_targets_and_merge_only_equal_ones():
     X = np.array([[0.0], [0.0], [0.0], [1.0]])
     y = np.array([2.5, 2.5, -1.0, 7.0])
-    form = ORTFormulation(X, y, depth=1, sample_weight=[1.0, 3.0, 1.0, 1.0])
+    form = ORTFormulation.of(X, y, depth=1, sample_weight=[1.0, 3.0, 1.0, 1.0])
     assert isinstance(form.task, RegressionTask) and form.n_classes == 0
     np.testing.assert_array_equal(form.X[:, 0], [0.0, 0.0, 1.0])
     np.testing.assert_array_equal(form.y, [-1.0, 2.5, 7.0])  # targets, not class codes
@@ -46,7 +47,7 @@ def test_regression_rows_keep_their_real_targets_and_merge_only_equal_ones():
 def test_squared_baseline_and_units_are_scaled_back_exactly():
     rng = np.random.default_rng(0)
     X, y = rng.random((30, 2)), rng.normal(size=30) * 1e12
-    form = ORTFormulation(X, y, depth=1, loss="squared")
+    form = ORTFormulation.of(X, y, depth=1, loss="squared")
     assert form.baseline_error == pytest.approx(((y - y.mean()) ** 2).sum(), rel=1e-12)
     assert form.error_scale == pytest.approx(1 / form.baseline_error, rel=1e-12)
     assert np.abs(form.model_target).max() <= 1.0  # the model sees targets of order one
@@ -54,7 +55,7 @@ def test_squared_baseline_and_units_are_scaled_back_exactly():
 
 def test_classification_baseline_is_the_majority_error():
     X, y = xor_data()
-    form = OCTFormulation(X, y, depth=1, sample_weight=np.full(len(y), 3.0))
+    form = OCTFormulation.of(X, y, depth=1, sample_weight=np.full(len(y), 3.0))
     assert isinstance(form.task, ClassificationTask) and form.n_classes == 2
     assert form.baseline_error == pytest.approx(3.0 * np.bincount(y).min())
 
@@ -65,13 +66,17 @@ def test_a_formulation_takes_trees_of_its_own_task_only():
     reg_tree = OptimalTreeRegressor(max_depth=1, time_limit=None).fit(X, yr).tree_
     clf_tree = OptimalTreeClassifier(max_depth=1, time_limit=None).fit(X, y).tree_
     with pytest.raises(ValueError, match="regression formulation needs a regression tree"):
-        ORTFormulation(X, yr, depth=1).prepare_start(clf_tree)
+        ORTFormulation.of(X, yr, depth=1).prepare_start(clf_tree)
     with pytest.raises(ValueError, match="classification formulation needs a classification tree"):
-        OCTFormulation(X, y, depth=1).prepare_start(reg_tree)
-    with pytest.raises(TypeError, match="OCTFormulation needs a ClassificationTask, got RegressionTask"):
-        OCTFormulation(X, yr, depth=1, task=RegressionTask())
-    with pytest.raises(ValueError, match="n_classes is given by the task"):
-        OCTFormulation(X, y, depth=1, task=ClassificationTask(2), n_classes=2)
+        OCTFormulation.of(X, y, depth=1).prepare_start(reg_tree)
+    with pytest.raises(ValueError, match="OCTFormulation models a classification loss, not the problem's 'squared'"):
+        OCTFormulation(Problem.of(X, yr, loss="squared", depth=1))
+    with pytest.raises(ValueError, match="ORTFormulation models a regression loss"):
+        ORTFormulation(Problem.of(X, y, depth=1))
+    with pytest.raises(ValueError, match="class codes"):
+        OCTFormulation.of(X, yr, depth=1)
+    with pytest.raises(TypeError, match="takes an optitree.problem.Problem"):
+        OCTFormulation(X)
 
 
 def test_linear_leaves_are_not_pruned_constant_ones_are():
@@ -79,12 +84,12 @@ def test_linear_leaves_are_not_pruned_constant_ones_are():
     X, y = x[:, None], 2 * x  # the split at the median halves the absolute loss of constant leaves
     stump = Tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [0.5, np.nan, np.nan], [[0.0]] * 3, n_features=1,
                  task="regression")
-    kept = ORTFormulation(X, y, depth=1, alpha=0.2).prepare_start(stump)[0]
+    kept = ORTFormulation.of(X, y, depth=1, alpha=0.2).prepare_start(stump)[0]
     assert kept.n_splits == 1
     np.testing.assert_allclose(kept.value[1:, 0], [np.median(y[:6]), np.median(y[6:])])  # leaf values: medians
-    pruned = ORTFormulation(X, y, depth=1, alpha=5.0).prepare_start(stump)[0]
+    pruned = ORTFormulation.of(X, y, depth=1, alpha=5.0).prepare_start(stump)[0]
     assert pruned.n_splits == 0
-    linear = ORTFormulation(X, y, depth=1, alpha=5.0, leaf_model="linear").prepare_start(stump)[0]
+    linear = ORTFormulation.of(X, y, depth=1, alpha=5.0, leaf_model="linear").prepare_start(stump)[0]
     assert linear.n_splits == 1
 
 
@@ -118,7 +123,7 @@ def test_objective_lower_bound_is_per_instance_and_raises_the_reported_bound(mon
 
     X, y = xor_data()
     optimum = OptimalTreeClassifier(max_depth=1, formulation="oct", time_limit=None).fit(X, y).result_.normalized_objective
-    a, b = OCTFormulation(X, y, depth=1), OCTFormulation(X, y, depth=1)
+    a, b = OCTFormulation.of(X, y, depth=1), OCTFormulation.of(X, y, depth=1)
     a.objective_lower_bound = optimum
     assert b.objective_lower_bound == 0.0
 

@@ -56,7 +56,7 @@ def test_size_estimate_start_and_objective(name, depth, case):
     X, y = make_data(seed=case)
     kw = dict(CASES[case])
     w = np.random.RandomState(1).rand(len(y)) * 2 if kw.pop("sample_weight", None) else None
-    form = FORMS[name](X, y, depth=depth, sample_weight=w, **kw)
+    form = FORMS[name].of(X, y, depth=depth, sample_weight=w, **kw)
     est = form.estimate_size()
     spec = form.build()
     assert est == (spec.n_rows, spec.n_cols, spec.nnz)
@@ -79,7 +79,7 @@ def test_size_estimate_start_and_objective(name, depth, case):
 def test_oct_per_feature_epsilon_and_big_m():
     X = np.array([[0.0, 0.0], [1.0, 10.0], [3.0, 10.5], [4.0, 20.0]])
     y = np.array([0, 1, 0, 1])
-    form = OCTFormulation(X, y, depth=1)
+    form = OCTFormulation.of(X, y, depth=1)
     np.testing.assert_allclose(form.epsilon, [0.25, 0.5 / 20])
     np.testing.assert_allclose(form.X_scaled[:, 1], [0, 0.5, 0.525, 1])
     # M^L_i = max_j (x_ij + eps_j), M^R_i = 1 - min_j x_ij
@@ -93,8 +93,8 @@ def test_oct_constant_feature_cannot_split_and_rank_scaling():
     X[1, 2] = X[0, 2] + 1e-8  # a near-tie: min-max gap below the solver's tolerance
     y = (X[:, 0] > 0.5).astype(int)
     with pytest.warns(UserWarning, match="feature_scaling='rank'"):
-        OCTFormulation(X, y, depth=1)
-    form = OCTFormulation(X, y, depth=1, feature_scaling="rank")
+        OCTFormulation.of(X, y, depth=1)
+    form = OCTFormulation.of(X, y, depth=1, feature_scaling="rank")
     np.testing.assert_array_equal(form.usable, [True, False, True])
     np.testing.assert_allclose(form.epsilon[[0, 2]], 1 / 29)
     spec = form.build()
@@ -108,13 +108,13 @@ def test_oct_constant_feature_cannot_split_and_rank_scaling():
 def test_flow_thresholds_all_midpoints_and_quantiles():
     X = np.array([[1.0, 5.0], [2.0, 5.0], [2.0, 5.0], [4.0, 5.0], [8.0, 5.0]])
     y = np.array([0, 1, 0, 1, 0])
-    form = FlowOCTFormulation(X, y, depth=1)
+    form = FlowOCTFormulation.of(X, y, depth=1)
     np.testing.assert_array_equal(form.threshold_feature, [0, 0, 0])
     np.testing.assert_allclose(form.threshold_value, [1.5, 3.0, 6.0])
     assert form.exact_thresholds
     rng = np.random.RandomState(0)
     X = rng.rand(200, 2)
-    form = FlowOCTFormulation(X, (X[:, 0] > 0.3).astype(int), depth=1, max_thresholds=5)
+    form = FlowOCTFormulation.of(X, (X[:, 0] > 0.3).astype(int), depth=1, max_thresholds=5)
     assert not form.exact_thresholds
     assert np.bincount(form.threshold_feature).max() <= 5
     q = np.sort(form.threshold_value[form.threshold_feature == 0])
@@ -125,7 +125,7 @@ def test_flow_start_outside_quantile_thresholds_is_moved_and_noted():
     rng = np.random.RandomState(0)
     X = rng.rand(100, 1)
     y = (X[:, 0] > 0.37).astype(int)
-    form = FlowOCTFormulation(X, y, depth=1, max_thresholds=3)
+    form = FlowOCTFormulation.of(X, y, depth=1, max_thresholds=3)
     form.build()
     tree, note = form.prepare_start(cart(X, y, 1))
     assert "start changed" in note
@@ -133,7 +133,7 @@ def test_flow_start_outside_quantile_thresholds_is_moved_and_noted():
     x0 = form.start_vector(tree)
     assert solution_violation(form.spec, x0) is None
     # all midpoints: the same partition is always available, nothing moves
-    form = FlowOCTFormulation(X, y, depth=1)
+    form = FlowOCTFormulation.of(X, y, depth=1)
     form.build()
     tree, note = form.prepare_start(cart(X, y, 1))
     assert note == ""
@@ -142,7 +142,7 @@ def test_flow_start_outside_quantile_thresholds_is_moved_and_noted():
 
 def test_start_below_min_samples_leaf_is_refused():
     X, y = make_data(seed=3, ties=False)
-    form = OCTFormulation(X, y, depth=2, min_samples_leaf=8)
+    form = OCTFormulation.of(X, y, depth=2, min_samples_leaf=8)
     form.build()
     tree, _ = form.prepare_start(cart(X, y, 2))  # unconstrained CART has small leaves
     with pytest.raises(InfeasibleStartError, match="min_samples_leaf=8"):
@@ -155,7 +155,7 @@ def test_canonical_tree_removes_empty_splits_and_recentres_thresholds():
     # root x <= 1.9 (recentred to 1.5); left child x <= 10 sends everything left: removed
     tree = Tree([1, 3, -1, -1, -1], [2, 4, -1, -1, -1], [0, 0, -2, -2, -2], [1.9, 10, np.nan, np.nan, np.nan],
                 np.zeros((5, 2)), n_features=1)
-    form = OCTFormulation(X, y, depth=2)
+    form = OCTFormulation.of(X, y, depth=2)
     canon, removed = form.canonical_tree(tree)
     assert removed == 1 and canon.node_count == 3
     assert canon.threshold[0] == 1.5
@@ -169,7 +169,7 @@ def test_pruning_for_alpha_by_hand():
     y[[0, 19]] = [1, 0]
     base = Tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [0.5, np.nan, np.nan], np.zeros((3, 2)), n_features=1)
     for alpha, splits in [(0.05, 1), (0.2, 0)]:
-        form = OCTFormulation(X, y, depth=1, alpha=alpha)
+        form = OCTFormulation.of(X, y, depth=1, alpha=alpha)
         tree, _ = form.prepare_start(base)
         assert tree.n_splits == splits
 
@@ -179,13 +179,13 @@ def test_merging_duplicates_is_exact(name):
     X, y = make_data(seed=5, n=16, f=2, k=2)
     objs = []
     for merge in (True, False):
-        form = FORMS[name](X, y, depth=2, merge_duplicates=merge)
+        form = FORMS[name].of(X, y, depth=2, merge_duplicates=merge)
         spec = form.build()
         res, x = solve_highs(spec.to_highs(), SolveOptions(time_limit=60))
         assert res.proven_optimal
         objs.append(form.objective_of_tree(form.decode(spec, x)))
         assert objs[-1] == pytest.approx(res.objective, abs=1e-7)
-    assert FORMS[name](X, y, depth=2).n_samples < len(y)
+    assert FORMS[name].of(X, y, depth=2).n_samples < len(y)
     assert objs[0] == pytest.approx(objs[1], abs=1e-9)
 
 
@@ -196,7 +196,7 @@ def test_highs_and_pyomo_emissions_agree(name):
     from pyomo.environ import Constraint, Var
 
     X, y = make_data(seed=2, n=12, f=2, k=2)
-    form = FORMS[name](X, y, depth=2, min_samples_leaf=2)
+    form = FORMS[name].of(X, y, depth=2, min_samples_leaf=2)
     spec = form.build()
     h = spec.to_highs()
     m = spec.to_pyomo()
@@ -211,13 +211,13 @@ def test_highs_and_pyomo_emissions_agree(name):
 def test_bad_arguments(name):
     X, y = make_data()
     with pytest.raises(ValueError, match="depth"):
-        FORMS[name](X, y, depth=0)
+        FORMS[name].of(X, y, depth=0)
     with pytest.raises(ValueError, match="NaN or infinite"):
-        FORMS[name](np.where(X > 0.9, np.nan, X), y, depth=1)
+        FORMS[name].of(np.where(X > 0.9, np.nan, X), y, depth=1)
     with pytest.raises(ValueError, match="min_samples_leaf"):
-        FORMS[name](X, y, depth=1, min_samples_leaf=0)
+        FORMS[name].of(X, y, depth=1, min_samples_leaf=0)
     with pytest.raises(ValueError, match="sample_weight"):
-        FORMS[name](X, y, depth=1, sample_weight=-np.ones(len(y)))
-    form = FORMS[name](X, y, depth=1)
+        FORMS[name].of(X, y, depth=1, sample_weight=-np.ones(len(y)))
+    form = FORMS[name].of(X, y, depth=1)
     with pytest.raises(RuntimeError, match="build"):
         form.start_vector(cart(X, y, 1))

@@ -56,7 +56,7 @@ def n_features_used(tree):
 
 def check_octh_start(tree, X, y, depth, **kw):
     """The tree goes into OCT-H unchanged (no threshold moved) and its start vector satisfies the model."""
-    form = OCTHFormulation(X, y, depth=depth, **kw)
+    form = OCTHFormulation.of(X, y, depth=depth, **kw)
     form.build()
     start, note = form.prepare_start(tree, prune=False)
     assert "moved" not in note
@@ -180,7 +180,7 @@ def test_linear_leaves_improve_the_constant_optimum_and_encode_in_ort():
     pos = w > 0
     span_x, span_y = np.ptp(X[pos], axis=0), np.ptp(y[pos])
     assert ((np.abs(tree.leaf_coef[tree.is_leaf]) @ span_x) <= 2.0 * span_y).all()  # ORT-L's L1 budget
-    form = ORTFormulation(X, y, depth=2, leaf_model="linear", loss="squared", sample_weight=w, **kw)
+    form = ORTFormulation.of(X, y, depth=2, leaf_model="linear", loss="squared", sample_weight=w, **kw)
     form.build()
     start, _ = form.prepare_start(tree)
     assert solution_violation(form.spec, form.start_vector(start)) is None

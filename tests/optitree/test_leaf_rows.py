@@ -129,7 +129,7 @@ def test_depth_two_under_a_leaf_value_row_equals_brute_force(row):
         order = {"monotone": 0.0, "loose": None}.get(row)
         if row == "inner":  # 0.1 model units in the units of y
             from optitree.formulations import ORTFormulation
-            order = 0.1 / ORTFormulation(X, y, depth=2, sample_weight=w).units.target_scale
+            order = 0.1 / ORTFormulation.of(X, y, depth=2, sample_weight=w).units.target_scale
         expected = monotone_brute_force(X, y, w, alpha * baseline, min_leaf, order, leaves=leaves)
         encodable = monotone_brute_force(X, y, w, alpha * baseline, min_leaf, order, encoded=True, leaves=leaves)
         if row == "loose":  # a row that never binds: the unconstrained optimum (another brute force)

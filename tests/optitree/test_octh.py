@@ -74,7 +74,7 @@ def test_objective_recomputed_from_tree_equals_solver(alpha):
     rng = np.random.default_rng(3)
     X = rng.normal(size=(30, 3))
     y = (X[:, 0] - 0.5 * X[:, 1] > 0.2).astype(int) ^ (rng.uniform(size=30) < 0.1)
-    form = OCTHFormulation(X, y, depth=2, alpha=alpha)
+    form = OCTHFormulation.of(X, y, depth=2, alpha=alpha)
     spec = form.build()
     assert form.estimate_size() == (spec.n_rows, spec.n_cols, spec.nnz)
     cart = Tree.from_sklearn(DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y))
@@ -108,7 +108,7 @@ def test_margin_is_validated():
     X, y = line_data(n=10)
     for margin in (0.0, 1e-7, 0.6, "big"):
         with pytest.raises(ValueError, match="margin"):
-            OCTHFormulation(X, y, depth=1, margin=margin)
+            OCTHFormulation.of(X, y, depth=1, margin=margin)
 
 
 def test_start_split_closer_than_the_margin_is_moved_and_accepted():
@@ -119,7 +119,7 @@ def test_start_split_closer_than_the_margin_is_moved_and_accepted():
     x0 = np.r_[np.linspace(0, 0.5, 20), 0.5 + 1e-6, np.linspace(0.6, 1, 19)]
     X = np.column_stack([x0, np.random.default_rng(0).uniform(size=40)])
     y = (x0 > 0.5).astype(int)
-    form = OCTHFormulation(X, y, depth=1)
+    form = OCTHFormulation.of(X, y, depth=1)
     spec = form.build()
     cart = Tree.from_sklearn(DecisionTreeClassifier(max_depth=1).fit(X, y))
     assert 0.5 < cart.threshold[0] < 0.5 + 1e-6
@@ -139,7 +139,7 @@ def test_cart_start_vectors_satisfy_every_row_and_price_like_the_tree(alpha, mar
         rng = np.random.default_rng(seed)
         X = np.round(rng.normal(size=(40, 3)), 2)
         y = rng.integers(0, 3, 40)
-        form = OCTHFormulation(X, y, depth=2, alpha=alpha, margin=margin)
+        form = OCTHFormulation.of(X, y, depth=2, alpha=alpha, margin=margin)
         spec = form.build()
         start, _ = form.prepare_start(Tree.from_sklearn(DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)))
         x = form.start_vector(start)

@@ -146,7 +146,7 @@ def test_objective_recomputed_from_tree_equals_solver(params):
     rng = np.random.default_rng(7)
     X = rng.uniform(0, 10, (12, 2))
     y = np.where(X[:, 0] > 5, X[:, 1], -X[:, 1]) + rng.normal(0, 0.3, 12)
-    form = ORTFormulation(X, y, depth=2, **params)
+    form = ORTFormulation.of(X, y, depth=2, **params)
     start = Tree.from_sklearn(DecisionTreeRegressor(max_depth=2).fit(X, y))
     result, tree = solve_formulation(form, start)
     assert result.has_solution
@@ -218,7 +218,7 @@ def test_classification_init_and_bad_targets_are_refused():
 def test_estimated_size_equals_built_size(params):
     X, y = random_set(11, n=12)
     X = np.column_stack([X, np.zeros(12), np.linspace(-1, 1, 12)])  # a constant and a centred feature
-    form = ORTFormulation(X, y, depth=2, **params)
+    form = ORTFormulation.of(X, y, depth=2, **params)
     spec = form.build()
     assert form.estimate_size() == (spec.n_rows, spec.n_cols, spec.nnz)
 
@@ -246,7 +246,7 @@ def test_cart_start_vectors_satisfy_every_row_and_price_like_the_tree(params):
 
     for seed in range(5):
         X, y = random_set(200 + seed, n=12)
-        form = ORTFormulation(X, y, depth=2, **params)
+        form = ORTFormulation.of(X, y, depth=2, **params)
         spec = form.build()
         start, _ = form.prepare_start(Tree.from_sklearn(DecisionTreeRegressor(max_depth=2).fit(X, y)))
         x = form.start_vector(start)
@@ -329,7 +329,7 @@ def test_start_gives_an_empty_heap_leaf_the_value_of_the_leaf_covering_it():
 
     X = np.linspace(0, 1, 12)[:, None]
     y = np.where(X[:, 0] <= 0.5, 1.0, 5.0)
-    form = ORTFormulation(X, y, depth=2, loss="absolute")
+    form = ORTFormulation.of(X, y, depth=2, loss="absolute")
     form.build()
     stump = OptimalTreeRegressor(max_depth=1).fit(X, y).tree_
     beta = form.start_vector(stump)[form.vars["beta"]]
@@ -349,7 +349,7 @@ def test_a_linear_leaf_start_keeps_its_leaf_models_and_its_objective():
     d["leaf_coef"] = np.where(stump.is_leaf[:, None], [[0.0, 0.5]], 0.0)  # small: within coef_budget
     d["leaf_intercept"] = np.where(stump.is_leaf, stump.value[:, 0] - 0.25, 0.0)
     tree = type(stump).from_dict(d)
-    form = ORTFormulation(X, y, depth=2, leaf_model="linear", loss="absolute")
+    form = ORTFormulation.of(X, y, depth=2, leaf_model="linear", loss="absolute")
     spec = form.build()
     prepared, _ = form.prepare_start(tree)
     np.testing.assert_allclose(prepared.predict(X), tree.predict(X))

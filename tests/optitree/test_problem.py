@@ -50,7 +50,7 @@ def test_units_are_exact_powers_of_two(weight_scale, target_scale):
 def test_a_weight_spread_above_2_to_the_1000_is_refused_by_every_solver():
     X, y = np.arange(6.0)[:, None], np.array([0, 1, 0, 1, 0, 1])
     w = np.array([1.0, 1, 1, 1, 1, 2.0**-1001])
-    for make in (lambda: exact.prepare(X, y, w), lambda: FlowOCTFormulation(X, y, depth=1, sample_weight=w)):
+    for make in (lambda: exact.prepare(X, y, w), lambda: FlowOCTFormulation.of(X, y, depth=1, sample_weight=w)):
         with pytest.raises(ValueError, match="more than 2\\*\\*1000"):
             make()
 
@@ -63,7 +63,7 @@ def test_the_engine_and_the_formulations_share_one_unit_system(seed):
     w = rng.uniform(0.1, 3.0, 12) * 10.0 ** rng.integers(-100, 100)
     w[rng.integers(12)] = 0.0
     for loss in ("squared", "absolute"):
-        form = ORTFormulation(X, y, depth=1, sample_weight=w, loss=loss)
+        form = ORTFormulation.of(X, y, depth=1, sample_weight=w, loss=loss)
         data = exact.prepare(X, y, w, loss=loss, report="problem")
         assert data.units == form.units
         # the engine's cost of the root leaf is the formulation's baseline in model units

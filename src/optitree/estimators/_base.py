@@ -27,11 +27,11 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from greedy import FittedTreeMixin
 from greedy._inputs import check_category_codes
 
-from .. import exact
 from ..pipeline import FitPipeline, FitRequest
 from ..pipeline._certificate import OBJECTIVE_TOL
 from ..pipeline._engine import admits
 from ..pipeline._start import tree_from_init
+from ..problem import Problem, check_allowed
 from ..solvers import check_solver_available, relative_gap
 from ..split_space import SplitSpace, category_subsets
 from ..split_space._encode import encode
@@ -87,8 +87,8 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
 
     # ------------------------------------------------------------------ hooks
     @abstractmethod
-    def _formulation(self, X, y, sample_weight, start_tree=None):
-        """The unbuilt :class:`~optitree.formulations.TreeFormulation` for the validated data.
+    def _formulation(self, problem, start_tree=None):
+        """The unbuilt :class:`~optitree.formulations.TreeFormulation` of ``problem`` (:class:`~optitree.problem.Problem`).
 
         ``start_tree`` (the start as given, or None): a formulation with a restricted
         candidate set keeps the start's own splits, so the start stays representable.
@@ -110,8 +110,8 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         """Notes appended to ``result_.message`` after every MIP solve."""
         return []
 
-    #: The engine's loss for this estimator's task (:func:`optitree.exact.prepare`).
-    _engine_loss = "misclassification"
+    #: The loss of this estimator's problems (:data:`optitree.problem.LOSSES`).
+    _problem_loss = "misclassification"
 
     # ------------------------------------------------------------------ fit
     def _parse_allowed_features(self, n_features: int) -> None:
@@ -119,7 +119,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         self._allowed = None
         if self.allowed_features is not None:
             try:
-                self._allowed = exact.check_allowed(np.asarray(self.allowed_features), int(self.max_depth), n_features)
+                self._allowed = check_allowed(np.asarray(self.allowed_features), int(self.max_depth), n_features)
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"allowed_features: {exc}") from None
 
@@ -151,15 +151,19 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         with warnings.catch_warnings(record=True) as model_warnings:
             # the formulation's warnings concern its MIP: shown only if one is built
             warnings.simplefilter("always")
-            form = self._formulation(Z, y, sample_weight, start_tree=None if callable(given) else given[0])
+            problem = Problem.of(
+                Z, y, sample_weight, loss=self._problem_loss, depth=self.max_depth, alpha=self.alpha,
+                min_samples_leaf=self.min_samples_leaf,
+                allowed_features=self._allowed if space is None or self._allowed is None
+                else space.expand_allowed(self._allowed),
+                max_distinct_features=self.max_distinct_features, max_bins=self.max_bins)
+            form = self._formulation(problem, start_tree=None if callable(given) else given[0])
         request = FitRequest(
-            max_depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf), solver=self.solver,
+            solver=self.solver,
             time_limit=None if self.time_limit is None else float(self.time_limit), rel_gap=float(self.rel_gap),
             threads=int(self.threads), seed=seed, node_limit=self.node_limit, work_limit=self.work_limit,
             memory_budget=None if self.memory_budget is None else int(self.memory_budget),
             verbose=int(self.verbose), constraints=self.constraints, stages=self._stages,
-            allowed=self._allowed if space is None or self._allowed is None else space.expand_allowed(self._allowed),
-            max_distinct_features=self.max_distinct_features, max_bins=self.max_bins, engine_loss=self._engine_loss,
             engine_start_only=self._engine_start_only(), units=self._progress_units(form),
             solve_notes=tuple(self._solve_notes()), input_notes=tuple(input_notes), size_hint=self._size_hint,
             feature_names=getattr(self, "feature_names_in_", None))

@@ -336,7 +336,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
     def _start_ignored_by_formulation(self):
         return self.max_thresholds is None  # else the start's thresholds join the quantile ones
 
-    def _formulation(self, X, y_enc, sample_weight, start_tree=None):
+    def _formulation(self, problem, start_tree=None):
         required = None
         if start_tree is not None and self.max_thresholds is not None:
             split = ~start_tree.is_leaf
@@ -345,10 +345,7 @@ class OptimalTreeClassifier(ClassifierMixin, _OptimalTreeBase):
             "flow": {"max_thresholds": self.max_thresholds, "required_thresholds": required},
             "oct": {"feature_scaling": self.feature_scaling},
         }.get(self.formulation, {})
-        return FORMULATIONS[self.formulation](
-            X, y_enc, depth=self.max_depth, n_classes=int(y_enc.max()) + 1, alpha=self.alpha,
-            min_samples_leaf=self.min_samples_leaf, sample_weight=sample_weight, **kwargs,
-        )
+        return FORMULATIONS[self.formulation](problem, **kwargs)
 
     def _engine_start_only(self):
         """The engine settles or helps axis-aligned formulations (flow, oct), starts OCT-H, and is all of 'dp'.

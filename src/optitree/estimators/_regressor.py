@@ -313,7 +313,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         return self
 
     @property
-    def _engine_loss(self) -> str:
+    def _problem_loss(self) -> str:
         return self.loss
 
     def _engine_start_only(self):
@@ -323,15 +323,14 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
     def _progress_units(self, form):
         return f"{self.loss} error" + ("" if self.alpha == 0 else " + alpha/split"), form.error_scale
 
-    def _formulation(self, X, y, sample_weight, start_tree=None):
+    def _formulation(self, problem, start_tree=None):
         self.coef_budget_ = self.coef_budget
         if self.coef_budget == "auto":
             self.coef_budget_ = 2.0 if self.leaf_model != "linear" else greedy_coef_budget(
-                X, y, sample_weight, depth=self.max_depth, min_samples_leaf=self.min_samples_leaf)
+                problem.X, problem.y, problem.weight, depth=problem.depth, min_samples_leaf=problem.min_samples_leaf)
         return FORMULATIONS[self.formulation](
-            X, y, depth=self.max_depth, leaf_model=self.leaf_model, loss=self.loss, coef_budget=self.coef_budget_,
-            leaf_alpha=self.leaf_alpha, alpha=self.alpha, min_samples_leaf=self.min_samples_leaf,
-            sample_weight=sample_weight, feature_scaling=self.feature_scaling,
+            problem, leaf_model=self.leaf_model, coef_budget=self.coef_budget_, leaf_alpha=self.leaf_alpha,
+            feature_scaling=self.feature_scaling,
         )
 
     def _fit_cart(self, X, y, sample_weight, seed):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 import time
 from dataclasses import dataclass, replace
@@ -11,11 +10,11 @@ import numpy as np
 
 from greedy import Tree
 
-from ..problem import get_loss
+from ..problem import Problem, check_allowed, check_statement, get_loss, per_node_features
 
 from ._data import ExactData, prepare
 from ._anytime import BOUND_RESERVE, class_count_bound, subset_rows, two_level_class_count_bound
-from ._search import EPS, Search, Subtree, check_allowed, per_node_features
+from ._search import EPS, Search, Subtree
 from ._tree import Trace, from_tree, to_tree
 from ._subsets import feature_subsets, solve_over_subsets
 
@@ -77,13 +76,38 @@ class ExactResult:
     all_midpoints_bound: float | None = None
 
 
-def _check_params(max_depth, alpha, min_samples_leaf):
-    if not isinstance(max_depth, numbers.Integral) or max_depth < 1:
-        raise ValueError(f"max_depth must be an integer >= 1, got {max_depth!r}")
-    if not isinstance(alpha, numbers.Real) or not math.isfinite(alpha) or alpha < 0:
-        raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
-    if not isinstance(min_samples_leaf, numbers.Integral) or min_samples_leaf < 1:
-        raise ValueError(f"min_samples_leaf must be an integer >= 1, got {min_samples_leaf!r}")
+def resolve(X, y, sample_weight, problem, *, loss, max_bins, depth_name="max_depth", **statement):
+    """``(data, depth, alpha, min_leaf, allowed, max_distinct_features)`` of a call of :func:`solve` or
+    :func:`~optitree.exact.split_bounds`: from a :class:`~optitree.problem.Problem` (``X`` itself, or
+    ``problem`` with ``X`` the :class:`ExactData` prepared from its rows), or from the arrays and the
+    ``statement`` keywords (``max_depth`` or ``depth``, ``alpha``, ``min_samples_leaf``,
+    ``allowed_features``, ``max_distinct_features``; None: not given). ``alpha`` is returned in
+    ``data``'s reported units, ``allowed`` as one mask per node (:func:`~optitree.problem.check_allowed`).
+    """
+    if isinstance(X, Problem):
+        if problem is not None:
+            raise ValueError("pass the Problem once: as the data, or as problem= with its prepared ExactData")
+        problem, X = X, None
+    if problem is not None:
+        passed = [name for name, value in statement.items() if value is not None]
+        passed += [name for name, value in (("y", y), ("sample_weight", sample_weight), ("loss", loss),
+                                            ("max_bins", max_bins)) if value is not None]
+        if passed:
+            raise ValueError(f"a Problem states the whole problem; do not pass {', '.join(passed)} with it")
+        X = prepare(problem) if X is None else X
+        if not isinstance(X, ExactData) or X.units != problem.units or X.n_features != problem.n_features:
+            raise ValueError("problem= takes the ExactData that prepare(problem) made of the problem's rows")
+        return (X, problem.depth, problem.split_cost * X.scale, problem.min_samples_leaf, problem.allowed_mask(),
+                problem.max_distinct_features)
+    depth = statement.pop("max_depth", None) if depth_name == "max_depth" else statement.pop("depth", None)
+    if depth is None:
+        raise ValueError(f"{depth_name} is required (or pass a Problem)")
+    alpha, min_leaf = statement["alpha"], statement["min_samples_leaf"]
+    depth, alpha, min_leaf = check_statement(depth, 0.0 if alpha is None else alpha, 1 if min_leaf is None else min_leaf,
+                                             depth_name)
+    data = _as_data(X, y, sample_weight, loss, max_bins)
+    allowed = check_allowed(statement["allowed_features"], depth, data.n_features)
+    return data, depth, alpha, min_leaf, allowed, statement["max_distinct_features"]
 
 
 def _as_data(X, y, sample_weight, loss=None, max_bins=None) -> ExactData:
@@ -147,9 +171,10 @@ def regression_loss(data: ExactData, tree, rows) -> float:
     return get_loss(data.loss).node_loss(residual, data.weight[rows]) * data.scale
 
 
-def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, alpha=0.0, min_samples_leaf=1,
-          allowed_features=None, max_distinct_features=None, upper_bound=None, time_limit=None,
-          node_limit=None, callback=None, threads=1, work_limit=None, start=None, max_bins=None) -> ExactResult:
+def solve(X, y=None, sample_weight=None, *, max_depth=None, loss=None, samples=None, alpha=None,
+          min_samples_leaf=None, allowed_features=None, max_distinct_features=None, upper_bound=None,
+          time_limit=None, node_limit=None, callback=None, threads=1, work_limit=None, start=None, max_bins=None,
+          problem=None) -> ExactResult:
     """Optimal tree of depth <= ``max_depth`` (axis-aligned, all midpoint thresholds, constant leaves).
 
     Minimises ``loss of the leaves + alpha * n_splits``; a node may always be a leaf. Depths
@@ -158,24 +183,31 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
     engine's tolerance, ``1e-9`` times the squared (or plain) half-range of the targets times
     the smallest weight.
 
+    The problem is an :class:`optitree.problem.Problem` (``X`` itself, or ``problem`` with ``X``
+    the :class:`ExactData` :func:`prepare` made of its rows: its statement with the encoding
+    reused), or the arrays and the keywords ``max_depth`` to ``max_bins`` below (then ``alpha``
+    is in the loss's units, not a fraction of the baseline). Only the search's limits and
+    ``samples``, ``upper_bound``, ``start``, ``threads`` go with a Problem.
+
     Parameters
     ----------
-    X : array (n, p) or ExactData
+    X : array (n, p), ExactData or Problem
         Finite features; or the output of :func:`prepare` (then omit ``y``/``sample_weight``).
     y : array (n,)
         Labels (any sortable type), or real targets for a regression ``loss``.
     sample_weight : array (n,), optional
         Non-negative weights (merged duplicate rows carry their multiplicity).
     max_depth : int >= 1
+        Required without a Problem.
     loss : {"misclassification", "squared", "absolute"}, optional
         Weighted misclassification (default), squared error about the leaf's weighted mean,
         or absolute error about its weighted median. With an ``ExactData``, the loss it was
         prepared with (None, or the same name).
     samples : int array or bool mask over the rows of ``ExactData.X``, optional
         Solve for this subset only (e.g. re-optimising the bottom of a tree); default all.
-    alpha : float >= 0
+    alpha : float >= 0, default 0
         Cost of a split in objective units (those of the loss).
-    min_samples_leaf : int >= 1
+    min_samples_leaf : int >= 1, default 1
         Minimum number of rows with positive weight in every leaf (rows, not weight).
     allowed_features : bool array (p,), (max_depth, p) or (2**max_depth - 1, p), optional
         Features allowed for splitting: everywhere, per level (row 0: the root) or per node
@@ -223,13 +255,17 @@ def solve(X, y=None, sample_weight=None, *, max_depth, loss=None, samples=None, 
         core, ``cpp/root.hpp``); the same optimum and a valid bound, possibly another optimal
         tree when several tie. A ``node_limit`` or ``work_limit`` searches on one thread, so
         that the same inputs and limit return the same tree.
+    problem : optitree.problem.Problem, optional
+        The problem whose rows ``X`` (an :class:`ExactData`) encodes, e.g. restricted or relaxed
+        (:meth:`~optitree.problem.Problem.restricted`, :meth:`~optitree.problem.Problem.relaxed`).
     """
     started = time.perf_counter()
-    _check_params(max_depth, alpha, min_samples_leaf)
     if not isinstance(threads, numbers.Integral) or threads < 1:
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
-    data = _as_data(X, y, sample_weight, loss, max_bins)
-    allowed = check_allowed(allowed_features, int(max_depth), data.n_features)
+    data, max_depth, alpha, min_samples_leaf, allowed, max_distinct_features = resolve(
+        X, y, sample_weight, problem, loss=loss, max_bins=max_bins, max_depth=max_depth, alpha=alpha,
+        min_samples_leaf=min_samples_leaf, allowed_features=allowed_features,
+        max_distinct_features=max_distinct_features)
     if max_distinct_features is not None:
         masks = feature_subsets(data, allowed, int(max_depth), max_distinct_features)
         if masks is not None:

@@ -26,8 +26,8 @@ import numpy as np
 
 from greedy import Tree
 
-from ._api import _as_data, _check_params
-from ._search import Search, check_allowed
+from ._api import resolve
+from ._search import Search
 from ._tree import to_tree
 from ._subsets import feature_subsets, split_bounds_over_subsets
 
@@ -84,18 +84,20 @@ class SplitBounds:
         return self.left_bound + self.right_bound
 
 
-def split_bounds(X, y=None, sample_weight=None, *, depth, loss=None, samples=None, alpha=0.0, min_samples_leaf=1,
-                 allowed_features=None, max_distinct_features=None, cutoff=None, tighten=False, time_limit=None,
-                 node_limit=None, callback=None) -> SplitBounds:
+def split_bounds(X, y=None, sample_weight=None, *, depth=None, loss=None, samples=None, alpha=None,
+                 min_samples_leaf=None, allowed_features=None, max_distinct_features=None, cutoff=None, tighten=False,
+                 time_limit=None, node_limit=None, callback=None, problem=None) -> SplitBounds:
     """Lower bounds on the children's optima for all split candidates of one node at once.
 
     Parameters
     ----------
     X, y, sample_weight
         As in :func:`solve`; pass an :class:`ExactData` from :func:`prepare` when calling
-        repeatedly (the encoding is then reused).
+        repeatedly (the encoding is then reused). A :class:`optitree.problem.Problem` (``X``,
+        or ``problem`` with its ``ExactData``) states ``depth`` to ``max_distinct_features``.
     depth : int >= 1
-        Remaining depth at the node (the node itself splits; children get ``depth - 1``).
+        Remaining depth at the node (the node itself splits; children get ``depth - 1``);
+        required without a Problem.
     loss : {"misclassification", "squared", "absolute"}, optional
         As in :func:`solve`.
     samples : int array or bool mask over the rows of ``ExactData.X``, optional
@@ -125,9 +127,10 @@ def split_bounds(X, y=None, sample_weight=None, *, depth, loss=None, samples=Non
         returning True stops the scan as a spent budget does.
     """
     start = time.perf_counter()
-    _check_params(depth, alpha, min_samples_leaf)
-    data = _as_data(X, y, sample_weight, loss)
-    allowed = check_allowed(allowed_features, int(depth), data.n_features)
+    data, depth, alpha, min_samples_leaf, allowed, max_distinct_features = resolve(
+        X, y, sample_weight, problem, loss=loss, max_bins=None, depth_name="depth", depth=depth, alpha=alpha,
+        min_samples_leaf=min_samples_leaf, allowed_features=allowed_features,
+        max_distinct_features=max_distinct_features)
     if max_distinct_features is not None:
         masks = feature_subsets(data, allowed, int(depth), max_distinct_features)
         if masks is not None:

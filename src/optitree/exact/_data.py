@@ -7,9 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from greedy import FeatureBinner, midpoint_threshold
-from greedy._hist import check_max_bins
 
-from ..problem import Units, check_rows, get_loss
+from ..problem import Problem, Units, check_rows, checked_max_bins, encode_targets, get_loss
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,38 +136,46 @@ class ExactData:
         return np.ascontiguousarray(np.stack([row[mask[row]] for row in self.view]))
 
 
-def prepare(X, y, sample_weight=None, *, loss="misclassification", max_bins=None, report="user",
+def prepare(X, y=None, sample_weight=None, *, loss="misclassification", max_bins=None, report="user",
             units=None) -> ExactData:
     """Check ``X, y, sample_weight`` and encode them for the engine (one argsort per feature).
 
-    ``loss`` is ``"misclassification"`` (``y`` holds labels), ``"squared"`` or ``"absolute"``
-    (``y`` holds finite real targets). ``max_bins`` (an integer >= 2, scikit-learn's name)
-    restricts the thresholds of features with more distinct values to the edges of that many
-    quantile bins (:attr:`ExactData.max_bins`). ``report``: the units of every cost the engine
-    reports, ``"user"`` (the data's: weighted errors, squared or absolute error of ``y``) or
-    ``"problem"`` (:class:`optitree.problem.Units`' internal ones, shared with the formulations,
-    finite whatever the magnitudes: the pipeline's). ``units``: the problem's units when already fixed
-    for the same rows (a formulation's), else :meth:`Units.of` these rows. Raises ``ValueError`` for non-2-D or
-    non-finite ``X``, non-finite regression targets, mismatched lengths, negative, non-finite
-    or all-zero weights, and a ``max_bins`` that is not an integer >= 2.
+    ``X`` may be an :class:`optitree.problem.Problem` instead: its rows, loss, units and
+    ``max_bins`` are encoded (already checked; pass none of ``y``, ``sample_weight``, ``loss``,
+    ``max_bins`` and ``units`` with it). Otherwise ``loss`` is ``"misclassification"`` (``y``
+    holds labels), ``"squared"`` or ``"absolute"`` (``y`` holds finite real targets) and
+    ``max_bins`` (an integer >= 2, scikit-learn's name) restricts the thresholds of features
+    with more distinct values to the edges of that many quantile bins (:attr:`ExactData.max_bins`).
+    ``report``: the units of every cost the engine reports, ``"user"`` (the data's: weighted
+    errors, squared or absolute error of ``y``) or ``"problem"`` (:class:`optitree.problem.Units`'
+    internal ones, shared with the formulations, finite whatever the magnitudes).
+    ``units``: the problem's units when already fixed for the same rows, else :meth:`Units.of`
+    these rows. Raises ``ValueError`` for non-2-D or non-finite ``X``, non-finite regression
+    targets, mismatched lengths, negative, non-finite or all-zero weights, and a ``max_bins``
+    that is not an integer >= 2.
     """
-    policy = get_loss(loss)
     if report not in ("user", "problem"):
         raise ValueError(f"report must be 'user' or 'problem', got {report!r}")
-    if max_bins is not None:
-        try:
-            max_bins = check_max_bins(max_bins)
-        except TypeError as error:  # a value of the wrong kind is a bad value, as one out of range
-            raise ValueError(str(error)) from None
-    X, y, w = check_rows(X, y, sample_weight, solver="the exact engine")
+    if isinstance(X, Problem):
+        given = {"y": y, "sample_weight": sample_weight, "max_bins": max_bins, "units": units}
+        extra = [name for name, value in given.items() if value is not None]
+        if extra or loss not in ("misclassification", X.loss.name):
+            raise ValueError(f"a Problem states its rows, loss, units and max_bins; do not pass "
+                             f"{', '.join(extra) or 'loss'} with it")
+        problem = X
+        X, y, w, policy, units, max_bins = problem.X, problem.y, problem.weight, problem.loss, problem.units, \
+            problem.max_bins
+        kept = np.flatnonzero(w > 0)
+    else:
+        policy = get_loss(loss)
+        max_bins = checked_max_bins(max_bins)
+        X, y, w = check_rows(X, y, sample_weight, solver="the exact engine")
+        kept = np.flatnonzero(w > 0)
+        if policy.regression:
+            y, _ = encode_targets(y, policy)
+        if units is None:
+            units = Units.of(w[kept], policy, y[kept] if policy.regression else None)
     n, p = X.shape
-    kept = np.flatnonzero(w > 0)
-    if policy.regression:
-        y = np.asarray(y, dtype=np.float64)
-        if not np.isfinite(y).all():
-            raise ValueError("y contains NaN or infinite values; regression targets must be finite")
-    if units is None:
-        units = Units.of(w[kept], policy, y[kept] if policy.regression else None)
     wk = np.ascontiguousarray(units.weights(w[kept]))
     if policy.regression:
         t = units.targets(y[kept])
@@ -199,4 +206,4 @@ def prepare(X, y, sample_weight=None, *, loss="misclassification", max_bins=None
             thresholds[f] = edges
     return ExactData(Xk, np.ascontiguousarray(codes[kept].astype(np.int32)), wk, units,
                      units.cost_unit if report == "user" else 1.0, classes, rank, thresholds,
-                     view, kept, loss, stats, max_bins, binned)
+                     view, kept, policy.name, stats, max_bins, binned)

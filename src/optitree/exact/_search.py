@@ -53,35 +53,6 @@ class Subtree(NamedTuple):
         return self.lower_bound >= self.cost - EPS
 
 
-def check_allowed(allowed_features, max_depth: int, n_features: int) -> np.ndarray:
-    """Allowed-feature mask per node of the complete tree, shape ``(2**max_depth - 1, n_features)``.
-
-    Accepts ``None`` (all allowed), a mask ``(p,)`` for every node, ``(max_depth, p)`` per
-    level (row 0: the root) or ``(2**max_depth - 1, p)`` per node in heap order (row
-    ``h - 1`` for node ``h``; the root is node 1, the children of ``h`` are ``2h``, ``2h + 1``).
-    """
-    n_nodes = 2**max_depth - 1
-    if allowed_features is None:
-        return np.ones((n_nodes, n_features), bool)
-    mask = np.asarray(allowed_features)
-    if mask.dtype != bool:
-        raise TypeError(f"allowed_features must be a boolean mask, got dtype {mask.dtype}")
-    if mask.shape == (n_features,):
-        return np.tile(mask, (n_nodes, 1))
-    if mask.shape == (n_nodes, n_features):
-        return mask.copy()
-    if mask.shape == (max_depth, n_features):
-        level = np.floor(np.log2(np.arange(1, n_nodes + 1))).astype(int)
-        return mask[level]
-    raise ValueError(f"allowed_features must have shape ({n_features},), ({max_depth}, {n_features}) or "
-                     f"({n_nodes}, {n_features}), got {mask.shape}")
-
-
-def per_node_features(allowed) -> bool:
-    """Whether the nodes of ``allowed`` (:func:`check_allowed`'s mask) differ in the features they allow."""
-    return not (allowed == allowed[0]).all()
-
-
 class Search:
     """The compiled search of one problem, with its limits; one job at a time.
 

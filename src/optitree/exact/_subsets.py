@@ -24,6 +24,8 @@ from itertools import combinations
 
 import numpy as np
 
+from ..problem import check_allowed
+
 __all__ = ["MAX_SUBSETS", "honours_distinct_features", "feature_subsets", "solve_over_subsets", "split_bounds_over_subsets"]
 
 #: Most feature subsets the engine enumerates; beyond it :func:`feature_subsets` raises.
@@ -42,8 +44,6 @@ def honours_distinct_features(X, allowed, depth, k) -> bool:
     any mask :func:`check_allowed` accepts), at least the features :func:`feature_subsets`
     enumerates, so True guarantees it will not raise.
     """
-    from ._search import check_allowed
-
     X = np.asarray(X, dtype=np.float64)
     mask = check_allowed(allowed, int(depth), X.shape[1])
     usable = int((mask.any(axis=0) & (np.ptp(X, axis=0) > 0)).sum())

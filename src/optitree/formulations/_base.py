@@ -32,7 +32,6 @@ loss and the scale is taken as 1.
 
 from __future__ import annotations
 
-import numbers
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
@@ -42,7 +41,7 @@ from greedy import LEAF_FEATURE, OBLIQUE, TREE_LEAF, Tree, midpoint_threshold
 
 from ..model import solution_violation
 from ._heap import CompleteTreeShape, HeapTree, from_heap
-from ..problem import Units, check_rows, power_of_two_scale
+from ..problem import Problem, power_of_two_scale
 from ._task import ClassificationTask, Task
 
 __all__ = ["TreeFormulation", "InfeasibleStartError"]
@@ -57,25 +56,15 @@ class TreeFormulation(CompleteTreeShape, ABC):
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-        Finite training features.
-    y : array-like of shape (n_samples,)
-        Targets as the task encodes them: class codes ``0 .. n_classes - 1``
-        (classification) or finite reals (regression).
-    depth : int
-        Maximum depth ``D >= 1``.
+    problem : optitree.problem.Problem
+        The problem (:meth:`of` makes it from arrays): rows, loss, depth ``D``, ``alpha`` per
+        split in the objective's units (module docstring), ``min_samples_leaf`` (training
+        samples in every leaf that receives samples). Samples of weight 0 are left out of the
+        model (they change neither the objective nor, by this convention, the leaf sizes); its
+        feature restrictions are the pipeline's to apply (:meth:`forbid_features`).
     task : Task, optional
-        The task policy, an instance of :attr:`task_type`; default
-        ``ClassificationTask(n_classes)``. Each formulation creates its own.
-    n_classes : int, optional
-        Classification: number of classes ``K``; default ``max(y) + 1``.
-    alpha : float, default=0.0
-        Complexity penalty per split, in the objective's units (module docstring).
-    min_samples_leaf : int, default=1
-        Minimum number of training samples in every leaf that receives samples.
-    sample_weight : array-like of shape (n_samples,), optional
-        Non-negative weights. Samples of weight 0 are left out of the model (they
-        change neither the objective nor, by this convention, the leaf sizes).
+        The task policy, an instance of :attr:`task_type` for the problem's loss; default
+        ``ClassificationTask(problem.n_classes)``. A regression formulation makes its own.
     merge_duplicates : bool, default=True
         Merge samples with identical features and target into one weighted row (exact;
         leaf sizes count the merged samples).
@@ -131,40 +120,19 @@ class TreeFormulation(CompleteTreeShape, ABC):
     #: than float64 holds (or less than 2**-1000) cannot be modelled.
     scales_features: ClassVar[bool] = False
 
-    def __init__(
-        self,
-        X,
-        y,
-        *,
-        depth: int,
-        task: Task | None = None,
-        n_classes: int | None = None,
-        alpha: float = 0.0,
-        min_samples_leaf: int = 1,
-        sample_weight=None,
-        merge_duplicates: bool = True,
-    ):
-        if task is None:
-            task = ClassificationTask(n_classes)
-        elif n_classes is not None:
-            raise ValueError("n_classes is given by the task; pass one or the other")
-        if not isinstance(task, self.task_type):
-            raise TypeError(f"{type(self).__name__} needs a {self.task_type.__name__}, got {type(task).__name__}")
-        X, y, sw = check_rows(X, y, sample_weight, solver="the formulations")
-        y = task.encode(y)
-        if not isinstance(depth, numbers.Integral) or isinstance(depth, bool) or depth < 1:
-            raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
-        if not isinstance(alpha, numbers.Real) or not np.isfinite(alpha) or alpha < 0:
-            raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
-        if not isinstance(min_samples_leaf, numbers.Integral) or min_samples_leaf < 1:
-            raise ValueError(f"min_samples_leaf must be an integer >= 1, got {min_samples_leaf!r}")
-
-        self.task = task
-        self.depth = int(depth)
-        self.n_classes = task.n_classes
-        self.alpha = float(alpha)
-        self.min_samples_leaf = int(min_samples_leaf)
-        self.n_features = X.shape[1]
+    def __init__(self, problem: Problem, *, task: Task | None = None, merge_duplicates: bool = True):
+        if not isinstance(problem, Problem):
+            raise TypeError(f"{type(self).__name__} takes an optitree.problem.Problem (or use "
+                            f"{type(self).__name__}.of(X, y, depth=...)), got {type(problem).__name__}")
+        task = ClassificationTask(problem.n_classes) if task is None else task
+        if not isinstance(task, self.task_type) or task.policy is not problem.loss:
+            raise ValueError(f"{type(self).__name__} models a {self.task_type.name} loss, not the problem's "
+                             f"{problem.loss.name!r}")
+        task.units = problem.units
+        self.problem, self.task = problem, task
+        self.depth, self.alpha, self.min_samples_leaf = problem.depth, problem.alpha, problem.min_samples_leaf
+        self.n_classes, self.n_features, self.units = task.n_classes, problem.n_features, problem.units
+        X, y, sw = problem.X, problem.y, problem.weight
         self.X_train, self.y_train, self.weight_train = X, y, sw
         keep = sw > 0
         Xk, yk, wk = X[keep], y[keep], sw[keep]
@@ -177,17 +145,24 @@ class TreeFormulation(CompleteTreeShape, ABC):
             self.count = np.bincount(inverse, minlength=rows.shape[0]).astype(np.float64)
         else:
             self.X, self.y, self.weight, self.count = Xk, yk, wk, np.ones(yk.shape[0])
-        self.units = Units.of(wk, task.policy, yk)
         self.model_weight = self.units.weights(self.weight)
         self.total_weight = float(self.model_weight.sum())
-        model_baseline = task.prepare(self.units, self.y, self.model_weight)
-        self.model_error_scale = 1.0 / model_baseline if model_baseline > 0 else 1.0
-        self.baseline_error = model_baseline * self.units.cost_unit
+        self.model_error_scale = problem.objective_scale
+        self.baseline_error = problem.baseline * self.units.cost_unit
         with np.errstate(divide="ignore"):  # inf: user-unit losses below float64's range (targets near 1e-300)
             self.error_scale = float(np.float64(self.model_error_scale) / self.units.cost_unit)
         self.objective_lower_bound = 0.0
         self.spec = None
         self.vars: dict[str, np.ndarray] = {}
+
+    @classmethod
+    def of(cls, X, y, *, depth, n_classes=None, loss=None, alpha=0.0, min_samples_leaf=1, sample_weight=None,
+           **options):
+        """The formulation of the problem on arrays: :meth:`Problem.of <optitree.problem.Problem.of>` of ``X, y``
+        (class codes, or real targets with a regression ``loss``: default the task's), then ``options``."""
+        problem = Problem.of(X, y, sample_weight, loss=cls.task_type.default_loss if loss is None else loss,
+                             depth=depth, alpha=alpha, min_samples_leaf=min_samples_leaf, n_classes=n_classes)
+        return cls(problem, **options)
 
     @property
     def row_weight_scale(self) -> float:

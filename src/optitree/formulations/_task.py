@@ -15,8 +15,9 @@ loss of a tree      weighted misclassifications               weighted absolute 
 pruning             always                                    constant leaves only
 ==================  ========================================  ==========================================
 
-A policy is created by its formulation and bound to its data by :meth:`Task.prepare`; the loss
-itself (leaf value, exponent, engine code) is the problem layer's :class:`optitree.problem.Loss`.
+A policy is created by its formulation and bound to its problem's units; the targets' encoding,
+the baseline and the loss itself (leaf value, exponent, engine code) are the problem layer's
+(:class:`optitree.problem.Problem`, :class:`optitree.problem.Loss`).
 """
 
 from __future__ import annotations
@@ -50,12 +51,15 @@ class Task(ABC):
     policy : optitree.problem.Loss
         The loss.
     units : optitree.problem.Units
-        The problem's units (after :meth:`prepare`).
+        The problem's units (set by the formulation).
     """
 
     name: ClassVar[str]
+    #: The loss of :meth:`TreeFormulation.of <optitree.formulations.TreeFormulation.of>` when none is given.
+    default_loss: ClassVar[str]
     n_classes: int
     policy: Loss
+    units: Units
 
     @property
     def n_values(self) -> int:
@@ -66,23 +70,6 @@ class Task(ABC):
     def prunable(self) -> bool:
         """Whether :meth:`leaf_losses` prices every node of a tree as a leaf."""
         return True
-
-    @abstractmethod
-    def encode(self, y) -> np.ndarray:
-        """The validated training targets in the model's encoding (ValueError if invalid)."""
-
-    def prepare(self, units: Units, y: np.ndarray, model_weight: np.ndarray) -> float:
-        """Bind the problem's ``units``; return the baseline loss ``L̂`` in model units.
-
-        ``y``, ``model_weight``: the modelled (merged, positive-weight) rows and their weights
-        in model units.
-        """
-        self.units = units
-        return self.baseline(y, model_weight)
-
-    @abstractmethod
-    def baseline(self, y: np.ndarray, model_weight: np.ndarray) -> float:
-        """The loss of the best tree without splits, in model units."""
 
     @abstractmethod
     def statistics(self, tree: Tree, X, y, weight) -> Tree:
@@ -103,30 +90,15 @@ class ClassificationTask(Task):
     Parameters
     ----------
     n_classes : int, optional
-        Number of classes ``K``; default ``max(y) + 1`` (set by :meth:`encode`).
+        Number of classes ``K`` (the problem's).
     """
 
     name = "classification"
+    default_loss = "misclassification"
     policy = PROBLEM_LOSSES["misclassification"]
 
-    def __init__(self, n_classes: int | None = None):
-        self.n_classes = n_classes
-
-    def encode(self, y) -> np.ndarray:
-        y = np.asarray(y)
-        if not np.issubdtype(y.dtype, np.integer):
-            if not (np.issubdtype(y.dtype, np.floating) and np.all(y == np.round(y))):
-                raise ValueError("y must hold integer class codes 0 .. n_classes - 1")
-        y = y.astype(np.intp)
-        if self.n_classes is None:
-            self.n_classes = int(y.max()) + 1
-        self.n_classes = int(self.n_classes)
-        if y.min() < 0 or y.max() >= self.n_classes:
-            raise ValueError(f"class codes must lie in [0, {self.n_classes}), got [{y.min()}, {y.max()}]")
-        return y
-
-    def baseline(self, y, model_weight) -> float:
-        return self.policy.leaf_loss(y, model_weight)
+    def __init__(self, n_classes: int):
+        self.n_classes = int(n_classes)
 
     def statistics(self, tree, X, y, weight) -> Tree:
         return tree.fill_statistics(X, y, weight, n_classes=self.n_classes)
@@ -152,6 +124,7 @@ class RegressionTask(Task):
     """
 
     name = "regression"
+    default_loss = "absolute"
     n_classes = 0
 
     def __init__(self, loss: str = "absolute", leaf_model: str = "constant"):
@@ -164,18 +137,6 @@ class RegressionTask(Task):
     @property
     def prunable(self) -> bool:
         return self.leaf_model == "constant"
-
-    def encode(self, y) -> np.ndarray:
-        y = np.asarray(y)
-        if y.ndim != 1 or not np.issubdtype(y.dtype, np.number) or np.issubdtype(y.dtype, np.complexfloating):
-            raise ValueError(f"y must be a 1-D array of real targets, got shape {y.shape} and dtype {y.dtype}")
-        y = y.astype(np.float64)
-        if not np.isfinite(y).all():
-            raise ValueError("y contains NaN or infinite values")
-        return y
-
-    def baseline(self, y, model_weight) -> float:
-        return self.policy.leaf_loss(self.units.targets(y), model_weight)
 
     def statistics(self, tree, X, y, weight) -> Tree:
         """Regression statistics; node values are the loss's best constant (weighted median / mean)."""

@@ -89,7 +89,7 @@ class FlowOCTFormulation(TreeFormulation):
 
     Parameters
     ----------
-    X, y, depth, n_classes, alpha, min_samples_leaf, sample_weight, merge_duplicates
+    problem, merge_duplicates
         See :class:`~optitree.formulations.TreeFormulation`.
     max_thresholds : int or None, default=None
         ``None``: every midpoint (exact). An int: at most that many quantile thresholds
@@ -123,8 +123,8 @@ class FlowOCTFormulation(TreeFormulation):
             return "all midpoints"
         return f"at most {self.max_thresholds} quantile midpoints per feature, plus the start's"
 
-    def __init__(self, X, y, *, depth, max_thresholds: int | None = None, required_thresholds=None, **kwargs):
-        super().__init__(X, y, depth=depth, **kwargs)
+    def __init__(self, problem, *, max_thresholds: int | None = None, required_thresholds=None, **kwargs):
+        super().__init__(problem, **kwargs)
         if max_thresholds is not None and (
             not isinstance(max_thresholds, numbers.Integral) or isinstance(max_thresholds, bool) or max_thresholds < 1
         ):

@@ -71,7 +71,7 @@ class OCTFormulation(TreeFormulation):
 
     Parameters
     ----------
-    X, y, depth, n_classes, alpha, min_samples_leaf, sample_weight, merge_duplicates
+    problem, merge_duplicates
         See :class:`~optitree.formulations.TreeFormulation`.
     feature_scaling : {"minmax", "rank"}, default="minmax"
         How features are mapped to ``[0, 1]`` (module docstring).
@@ -94,8 +94,8 @@ class OCTFormulation(TreeFormulation):
     scales_features = True
     solve_memory = (30 * 2**20, 250)  # measured: src/benchmarks/memory.py
 
-    def __init__(self, X, y, *, depth, feature_scaling: str = "minmax", **kwargs):
-        super().__init__(X, y, depth=depth, **kwargs)
+    def __init__(self, problem, *, feature_scaling: str = "minmax", **kwargs):
+        super().__init__(problem, **kwargs)
         if feature_scaling not in ("minmax", "rank"):
             raise ValueError(f"feature_scaling must be 'minmax' or 'rank', got {feature_scaling!r}")
         self.feature_scaling = feature_scaling

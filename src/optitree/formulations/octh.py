@@ -78,7 +78,7 @@ class OCTHFormulation(TreeFormulation):
 
     Parameters
     ----------
-    X, y, depth, n_classes, alpha, min_samples_leaf, sample_weight, merge_duplicates
+    problem, merge_duplicates
         See :class:`~optitree.formulations.TreeFormulation`. ``alpha`` is charged
         per feature used per split.
     margin : float, default=1e-4
@@ -104,8 +104,8 @@ class OCTHFormulation(TreeFormulation):
     def threshold_rule(self) -> str:
         return "hyperplanes"
 
-    def __init__(self, X, y, *, depth, margin: float = 1e-4, **kwargs):
-        super().__init__(X, y, depth=depth, **kwargs)
+    def __init__(self, problem, *, margin: float = 1e-4, **kwargs):
+        super().__init__(problem, **kwargs)
         if not isinstance(margin, numbers.Real) or not _MARGIN_FLOOR <= margin <= 0.5:
             raise ValueError(f"margin must be a number in [{_MARGIN_FLOOR:g}, 0.5], got {margin!r}")
         self.margin = float(margin)

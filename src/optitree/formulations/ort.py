@@ -73,17 +73,14 @@ class ORTFormulation(OCTFormulation):
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-    y : array-like of shape (n_samples,)
-        Finite real targets.
-    depth, alpha, min_samples_leaf, sample_weight, merge_duplicates, feature_scaling
-        As for :class:`~optitree.formulations.oct.OCTFormulation` (``alpha`` per split,
-        in units of the baseline loss ``L̂``). Duplicate rows are merged only when
-        their targets are equal too.
-    leaf_model : {"constant", "linear"}, default="constant"
-    loss : {"absolute", "squared"}, default="absolute"
+    problem : optitree.problem.Problem
+        With an ``"absolute"`` or ``"squared"`` loss (:meth:`of` defaults to absolute);
         ``"squared"`` is solved through a piecewise-linear outer approximation (module
-        docstring).
+        docstring). ``alpha`` per split in units of the baseline loss ``L̂``.
+    merge_duplicates, feature_scaling
+        As for :class:`~optitree.formulations.oct.OCTFormulation`. Duplicate rows are
+        merged only when their targets are equal too.
+    leaf_model : {"constant", "linear"}, default="constant"
     coef_budget : float, default=2.0
         ``C`` > 0: L1 budget of each linear leaf, in target ranges over the training box
         (``Σ_j |coef_j| · range(x_j) <= C · range(y)``). Ignored for constant leaves.
@@ -109,14 +106,15 @@ class ORTFormulation(OCTFormulation):
     task_type = RegressionTask
     solve_memory = (150 * 2**20, 260)  # measured: src/benchmarks/memory.py
 
-    def __init__(
-        self, X, y, *, depth, leaf_model: str = "constant", loss: str = "absolute",
-        coef_budget: float = 2.0, leaf_alpha: float = 0.0, **kwargs,
-    ):
+    def __init__(self, problem, *, leaf_model: str = "constant", coef_budget: float = 2.0, leaf_alpha: float = 0.0,
+                 **kwargs):
         for name, value, low in (("coef_budget", coef_budget, 0.0), ("leaf_alpha", leaf_alpha, None)):
             if not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0 or value == low:
                 raise ValueError(f"{name} must be a finite number {'> 0' if low is not None else '>= 0'}, got {value!r}")
-        super().__init__(X, y, depth=depth, task=RegressionTask(loss, leaf_model), **kwargs)
+        loss = problem.loss.name
+        if not problem.loss.regression:
+            raise ValueError(f"ORTFormulation models a regression loss, not the problem's {loss!r}")
+        super().__init__(problem, task=RegressionTask(loss, leaf_model), **kwargs)
         self.leaf_model, self.loss = leaf_model, loss
         self.objective_is_exact = loss == "absolute"
         self.coef_budget, self.leaf_alpha = float(coef_budget), float(leaf_alpha)

@@ -6,7 +6,7 @@ bounds the model's (``lower_bounds``) or even is the model's (``sees_all``: no r
 cannot see). The engine and the formulation compute in one unit system, the problem's
 (:class:`optitree.problem.Units`): the engine reports its costs in it (``prepare(...,
 report="problem")``), which are the formulation's model losses, so the formulation's objective
-is ``form.model_error_scale`` times them (finite whatever the magnitudes: no user-unit loss,
+is ``problem.objective_scale`` times them (finite whatever the magnitudes: no user-unit loss,
 e.g. a squared error of targets near 1e-300, is ever formed). The root's bounds in the MIP are
 in :mod:`optitree.pipeline._root_bounds`.
 """
@@ -97,21 +97,23 @@ class ExactStage:
         """Whether ``tree`` splits only on allowed features, on at most ``max_distinct_features`` of them."""
         return admits(tree, self.allowed, self.max_distinct_features)
 
+    def engine_problem(self, problem):
+        """``problem`` as the engine solves it: with the restrictions it honours (``allowed``,
+        ``max_distinct_features``)."""
+        return problem.restricted(self.allowed, self.max_distinct_features)
+
     # ------------------------------------------------------------------ engine solve
-    def solve(self, data, form, *, max_depth, min_samples_leaf, time_limit, callback=None, threads=1,
-              work_limit=None, start=None):
-        """Run the engine on ``data`` (an :class:`optitree.exact.ExactData`); returns its result.
+    def solve(self, data, problem, *, time_limit, callback=None, threads=1, work_limit=None, start=None):
+        """Run the engine on ``problem`` (``data``: its :class:`optitree.exact.ExactData`); returns its result.
 
         ``callback``: :func:`optitree.exact.solve`'s (progress in engine units; True stops it);
         ``threads``: its root search's threads; ``work_limit``: its deterministic budget;
         ``start``: a tree on ``data``'s features, its first incumbent when it is a tree of the problem.
         """
-        units = form.model_error_scale
+        units = problem.objective_scale
         t0 = time.perf_counter()
-        result = exact.solve(data, max_depth=max_depth, alpha=form.alpha / units, allowed_features=self.allowed,
-                             max_distinct_features=self.max_distinct_features, min_samples_leaf=min_samples_leaf,
-                             time_limit=time_limit, callback=callback, threads=threads, work_limit=work_limit,
-                             start=start)
+        result = exact.solve(data, problem=self.engine_problem(problem), time_limit=time_limit, callback=callback,
+                             threads=threads, work_limit=work_limit, start=start)
         self.times["engine"] = time.perf_counter() - t0
         self.engine = {"status": result.status, "objective": result.objective * units,
                        "bound": result.bound * units, "time": self.times["engine"], "stopped_by": result.stopped_by,
@@ -121,29 +123,27 @@ class ExactStage:
         return result
 
     # ------------------------------------------------------------------ root bounds
-    def trivial_split_bound(self, data, form, bounds, *, depth, min_samples_leaf, time_limit, callback=None):
+    def trivial_split_bound(self, data, problem, bounds, *, time_limit, callback=None):
         """A lower bound (model units) on a tree whose root split sends every row one way.
 
         Such a tree costs ``alpha`` plus a sub-tree of depth ``depth - 1`` on all rows: at
         least the engine's bound on that optimum (without the feature restrictions: a
         relaxation), or the leaf cost of ``bounds`` at depth 1.
         """
-        units = form.model_error_scale
+        units = problem.objective_scale
         below = bounds.leaf_cost
-        if depth > 1:
-            below = exact.solve(data, max_depth=depth - 1, alpha=form.alpha / units,
-                                min_samples_leaf=min_samples_leaf, time_limit=time_limit, callback=callback).bound
-        return (form.alpha / units + below) * units
+        if problem.depth > 1:
+            below = exact.solve(data, problem=problem.relaxed(problem.depth - 1), time_limit=time_limit,
+                                callback=callback).bound
+        return (problem.split_cost + below) * units
 
-    def root_bounds(self, data, form, *, depth, min_samples_leaf, cutoff, time_limit, callback=None):
+    def root_bounds(self, data, problem, *, cutoff, time_limit, callback=None):
         """:func:`optitree.exact.split_bounds` of the root; ``cutoff`` in model units (or None)."""
-        units = form.model_error_scale
+        units = problem.objective_scale
         t0 = time.perf_counter()
-        bounds = exact.split_bounds(
-            data, depth=depth, alpha=form.alpha / units, min_samples_leaf=min_samples_leaf,
-            allowed_features=self.allowed, max_distinct_features=self.max_distinct_features,
-            cutoff=None if cutoff is None else cutoff / units, time_limit=time_limit, callback=callback,
-        )
+        bounds = exact.split_bounds(data, problem=self.engine_problem(problem),
+                                    cutoff=None if cutoff is None else cutoff / units, time_limit=time_limit,
+                                    callback=callback)
         self.times["bounds"] = time.perf_counter() - t0
         return bounds
 
@@ -167,16 +167,17 @@ def admits(tree, allowed, max_distinct_features) -> bool:
     return True
 
 
-def make_stage(request, form):
-    """The :class:`ExactStage` of a fit (``request``: its :class:`~optitree.pipeline.FitRequest`), or None.
+def make_stage(request, problem):
+    """The :class:`ExactStage` of a fit (``request``: its :class:`~optitree.pipeline.FitRequest`, ``problem``
+    its :class:`~optitree.problem.Problem`), or None.
 
     ``solver="dp"``: the engine is the whole solve. ``request.engine_start_only`` (a model the
     engine's trees do not cover, e.g. hyperplanes or linear leaves): its tree is a start, its
     bounds no bounds. Otherwise every enabled stage; its proof certifies the fit when it sees
     every restriction (no user rows, the feature limit enumerable).
     """
-    k, allowed = request.max_distinct_features, request.allowed
-    honoured = k is None or exact.honours_distinct_features(form.X_train, allowed, request.max_depth, k)
+    k, allowed = problem.max_distinct_features, problem.allowed
+    honoured = k is None or exact.honours_distinct_features(problem.X, allowed, problem.depth, k)
     if request.solver == "dp":
         if not honoured:
             raise ValueError(f"solver='dp': max_distinct_features={k} needs more feature subsets than the "

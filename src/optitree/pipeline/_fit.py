@@ -78,18 +78,15 @@ HEURISTIC_NO_LIMIT_SECONDS = 10.0
 
 @dataclass(frozen=True)
 class FitRequest:
-    """What an estimator asks of one fit: its validated parameters.
+    """What an estimator asks of one fit beyond its problem (the formulation's): how to solve it.
 
-    ``allowed`` is ``allowed_features`` as one mask per branch node (heap order), ``stages``
-    the enabled stages of ``acceleration``; ``engine_start_only`` says the engine's trees do
+    ``stages`` are the enabled stages of ``acceleration``; ``engine_start_only`` says the engine's trees do
     not cover the model (hyperplanes, linear leaves): its tree is a start, its bounds no
     bounds. ``units`` names the objective and gives model units per user unit (the progress
     line and ``summary()``); ``solve_notes`` are appended to the message after a MIP solve;
     ``input_notes`` to every result.
     """
 
-    max_depth: int
-    min_samples_leaf: int
     solver: str
     time_limit: float | None = None
     rel_gap: float = 0.0
@@ -101,21 +98,12 @@ class FitRequest:
     verbose: int = 0
     constraints: Callable | None = None
     stages: frozenset = frozenset()
-    allowed: np.ndarray | None = None
-    max_distinct_features: int | None = None
-    max_bins: int | None = None
-    engine_loss: str = "misclassification"
     engine_start_only: bool = False
     units: tuple = ("objective", 1.0)
     solve_notes: tuple = ()
     input_notes: tuple = ()
     size_hint: str = "use fewer samples or features, or a lower max_depth"
     feature_names: np.ndarray | None = None
-
-    @property
-    def side_rows(self) -> bool:
-        """Whether the model has rows beyond the formulation's (user constraints, parameter limits)."""
-        return self.constraints is not None or self.max_distinct_features is not None
 
     def solve_options(self) -> SolveOptions:
         return SolveOptions(time_limit=self.time_limit, rel_gap=self.rel_gap, threads=self.threads,
@@ -142,7 +130,7 @@ class FitPipeline:
     ----------
     request : FitRequest
     form : TreeFormulation
-        Not built yet.
+        Not built yet; its :class:`~optitree.problem.Problem` is the fit's.
     X, y, sample_weight : ndarray
         Validated data, ``y`` encoded (class codes or targets), weights normalised.
     given : (greedy.Tree or None, str or None), or a callable returning it
@@ -155,7 +143,7 @@ class FitPipeline:
     """
 
     def __init__(self, request: FitRequest, form, X, y, sample_weight, given=(None, None), model_warnings=()):
-        self.request, self.form = request, form
+        self.request, self.form, self.problem = request, form, form.problem
         self.X, self.y, self.sample_weight = X, y, sample_weight
         self._given = given
         self.model_warnings = list(model_warnings)
@@ -166,6 +154,11 @@ class FitPipeline:
         self.spec: ModelSpec | None = None
         self.known_trees: list = []  # (tree, whose): answers found outside the solve (best_known)
         self.fit_start = 0.0  # fit_time and the time limit count from here
+
+    @property
+    def side_rows(self) -> bool:
+        """Whether the model has rows beyond the formulation's (user constraints, parameter limits)."""
+        return self.request.constraints is not None or self.problem.max_distinct_features is not None
 
     @property
     def given(self):
@@ -182,27 +175,26 @@ class FitPipeline:
 
     # ------------------------------------------------------------------ the stages in order
     def _run(self) -> FitOutcome:
-        request, form, watch = self.request, self.form, self.watch
+        request, form, watch, problem = self.request, self.form, self.watch, self.problem
         self.fit_start = time.perf_counter()
         watch.set_units(*request.units, lower=form.objective_lower_bound)
-        self.stage = make_stage(request, form)
+        self.stage = make_stage(request, problem)
         settled = self._stopped_before_start()
         if settled is not None:
             return settled
         n_positive = int(np.count_nonzero(self.sample_weight))
-        if request.min_samples_leaf > n_positive:
+        if problem.min_samples_leaf > n_positive:
             if request.solver == "dp":
-                raise ValueError(f"no tree satisfies min_samples_leaf={request.min_samples_leaf}: it exceeds the "
+                raise ValueError(f"no tree satisfies min_samples_leaf={problem.min_samples_leaf}: it exceeds the "
                                  f"{n_positive} positive-weight training samples")
             self.stage = None  # the model reports it infeasible
-        if request.max_bins is not None and not (self.stage is not None and self._engine_final()):
-            raise ValueError(f"max_bins={request.max_bins} restricts the exact engine's thresholds, so it applies "
+        if problem.max_bins is not None and not (self.stage is not None and self._engine_final()):
+            raise ValueError(f"max_bins={problem.max_bins} restricts the exact engine's thresholds, so it applies "
                              "only where the engine settles the fit: without constraints, with the 'proof' stage of "
                              "acceleration, constant leaves and axis-aligned splits (the MIP's split space has "
                              "every midpoint); set max_bins=None")
         if self.stage is not None:
-            self.data = exact.prepare(self.X, self.y, self.sample_weight, loss=request.engine_loss, report="problem",
-                                      max_bins=request.max_bins, units=form.units)
+            self.data = exact.prepare(problem, report="problem")
         engine = None
         if self.stage is not None and self.stage.sees_all:
             engine = self.engine()
@@ -252,8 +244,7 @@ class FitPipeline:
         fraction = ENGINE_SHARE_FINAL if self._engine_final() else 0.9 if stage.sees_all else 0.5
         share = None if self.options.time_limit is None else fraction * self.options.time_limit
         with self.watch.stage("engine"):
-            result = stage.solve(self.data, self.form, max_depth=request.max_depth,
-                                 min_samples_leaf=request.min_samples_leaf, time_limit=share,
+            result = stage.solve(self.data, self.problem, time_limit=share,
                                  callback=self.watch.engine_callback("engine", self.form.model_error_scale),
                                  threads=request.threads, work_limit=request.work_limit,
                                  start=self.given[0] if self.X.shape[0] >= ENGINE_START_ROWS else None)
@@ -267,7 +258,8 @@ class FitPipeline:
     def _settled_by_engine(self, engine) -> FitOutcome | None:
         """The fit's outcome when the engine's answer settles it (proof, 'dp', Ctrl-C, its time limit), else None."""
         request, stage = self.request, self.stage
-        if request.solver == "dp" or request.max_bins is not None or engine.status in ("interrupted", "work_limit") or (
+        binned = self.problem.max_bins is not None
+        if request.solver == "dp" or binned or engine.status in ("interrupted", "work_limit") or (
                 "proof" in stage.stages and (
             engine.status == "optimal" or engine.status == "time_limit" and self.options.time_limit is not None
         )):
@@ -275,8 +267,8 @@ class FitPipeline:
             # spent) would overrun time_limit for nothing: the engine's best (or the start) is returned
             tree, result, notes = engine_result(self.form, stage, engine, self._engine_tree(engine), self.options,
                                                 rel_gap=request.rel_gap, solver=request.solver,
-                                                fallback=self.given if engine.status != "optimal" or request.max_bins
-                                                else (None, None), binned=request.max_bins is not None)
+                                                fallback=self.given if engine.status != "optimal" or binned
+                                                else (None, None), binned=binned)
             return self._outcome(tree, None, result, notes)
         return None
 
@@ -304,10 +296,10 @@ class FitPipeline:
                    solve_memory=solve_profile(form))
         t0 = time.perf_counter()
         spec = form.build()
-        if request.allowed is not None:
-            form.forbid_features(spec, request.allowed)
-        if request.max_distinct_features is not None:
-            form.limit_distinct_features(int(request.max_distinct_features))
+        if self.problem.allowed is not None:
+            form.forbid_features(spec, self.problem.allowed)
+        if self.problem.max_distinct_features is not None:
+            form.limit_distinct_features(self.problem.max_distinct_features)
         if request.constraints is not None:
             apply_user_constraints(spec, request.constraints)
         self.spec = spec
@@ -324,7 +316,7 @@ class FitPipeline:
         self.known_trees.append((engine_tree, "exact engine's"))
         if engine is not None and "start" in stage.stages:
             best = better_start(form, spec, best, engine_tree, notes)
-        if best.vector is None and stage is not None and "start" in stage.stages and self.request.side_rows:
+        if best.vector is None and stage is not None and "start" in stage.stages and self.side_rows:
             best = repaired_start(form, spec, [(engine_tree, "exact"), self.given], best, self.options, notes,
                                   solver=self.request.solver)
         if best.tree is not None:
@@ -356,7 +348,6 @@ class FitPipeline:
             left = self.options.time_limit - (time.perf_counter() - self.fit_start)
             share = max(0.25 * left, 0.01 * self.options.time_limit)
         info, root_lower = root_bounds(form, self.spec, stage, self.data, best.tree, best.objective,
-                                       depth=self.request.max_depth, min_samples_leaf=self.request.min_samples_leaf,
                                        time_limit=share, watch=self.watch)
         stage.bounds = info
         self.watch.known(bound=info["bound"] if stage.lower_bounds else None)
@@ -464,7 +455,7 @@ class FitPipeline:
                              "before it: give a start (init='cart' or a tree) or a node_limit >= 1")
         if result.status == "infeasible":
             n_modelled = int(self.form.count.sum())
-            min_leaf = self.request.min_samples_leaf
+            min_leaf = self.problem.min_samples_leaf
             reason = (f"min_samples_leaf={min_leaf} exceeds the {n_modelled} positive-weight training samples"
                       if min_leaf > n_modelled else "the user constraints cannot be met")
             return ValueError(f"no tree satisfies the model (result_.status == 'infeasible'): {reason}")
@@ -482,7 +473,7 @@ class FitPipeline:
         note = verify_certificate(result, solver_objective, rel_gap=self.request.rel_gap,
                                   exact=form.objective_is_exact, granularity=form.objective_granularity())
         notes.extend(filter(None, [note]))
-        violation = verify_tree_in_model(result, form, self.spec, tree) if self.request.side_rows else None
+        violation = verify_tree_in_model(result, form, self.spec, tree) if self.side_rows else None
         if violation is not None:
             notes.append(f"not certified: the returned tree violates the model ({violation})")
         if stage is not None:
@@ -508,7 +499,7 @@ class FitPipeline:
         """
         form, objective = self.form, result.objective
         known = [(form.objective_of_tree(t), whose, t) for t, whose in self.known_trees if t is not None]
-        if self.request.side_rows or not known:
+        if self.side_rows or not known:
             return tree
         best_objective, whose, best = min(known, key=lambda k: k[0])
         if best_objective >= objective - OBJECTIVE_TOL * max(1.0, abs(objective)):

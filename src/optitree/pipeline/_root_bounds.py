@@ -65,7 +65,7 @@ def candidate_bounds(form, bounds, trivial=None):
     """
     units = form.model_error_scale
     columns, feature, threshold = form.root_split_columns()
-    cost = (form.alpha / units + bounds.left_bound + bounds.right_bound) * units
+    cost = (form.problem.split_cost + bounds.left_bound + bounds.right_bound) * units
     if threshold is None:  # one column per feature, any threshold
         lower = np.full(columns.size, np.inf if trivial is None else float(trivial))
         np.minimum.at(lower, bounds.feature, cost)
@@ -191,12 +191,9 @@ def child_bound_row(form, data, allowed, root_feature, root_threshold, *, max_di
     for h, rows in ((2, go_left), (3, ~go_left)):
         if not rows.any():
             return None, form.alpha
-        sub = subtree_mask(allowed, h, form.depth)
-        bounds = exact.split_bounds(data, depth=form.depth - 1, samples=rows, alpha=form.alpha / units,
-                                    min_samples_leaf=form.min_samples_leaf, allowed_features=sub,
-                                    max_distinct_features=max_distinct_features, time_limit=time_limit,
-                                    callback=callback)
-        lower = (form.alpha / units + bounds.left_bound + bounds.right_bound) * units
+        child = form.problem.restricted(subtree_mask(allowed, h, form.depth), max_distinct_features, form.depth - 1)
+        bounds = exact.split_bounds(data, problem=child, samples=rows, time_limit=time_limit, callback=callback)
+        lower = (child.split_cost + bounds.left_bound + bounds.right_bound) * units
         leaf = bounds.leaf_cost * units
         overall = min(leaf, float(lower.min(initial=np.inf)))
         key = {(int(f), int(n)): k for k, (f, n) in enumerate(zip(bounds.feature, bounds.n_left))}
@@ -213,8 +210,7 @@ def child_bound_row(form, data, allowed, root_feature, root_threshold, *, max_di
 
 
 
-def root_bounds(form, spec, stage, data, start_tree, start_objective, *, depth, min_samples_leaf, time_limit,
-                watch):
+def root_bounds(form, spec, stage, data, start_tree, start_objective, *, time_limit, watch):
     """Root bound row and screening (FlowOCT, OCT, ORT), with the engine's bounds within ``time_limit``.
 
     Returns ``(info, (lower, leaf, bounds))``: :func:`root_bound_row`'s summary, and each root
@@ -224,16 +220,14 @@ def root_bounds(form, spec, stage, data, start_tree, start_objective, *, depth, 
     incumbent = start_objective if "screening" in stage.stages else None
     callback = watch.engine_callback("bounds", form.model_error_scale, values=False)
     with watch.stage("bounds"):
-        bounds = stage.root_bounds(data, form, depth=depth, min_samples_leaf=min_samples_leaf, cutoff=incumbent,
-                                   time_limit=time_limit, callback=callback)
+        bounds = stage.root_bounds(data, form.problem, cutoff=incumbent, time_limit=time_limit, callback=callback)
     root = None
     if start_tree is not None and not start_tree.is_leaf[0]:
         root = (int(start_tree.feature[0]), float(start_tree.threshold[0]))
     trivial = None
     if form.root_split_columns()[2] is None:  # a column per feature: its thresholds include "every row one way"
         with watch.stage("bounds"):
-            trivial = stage.trivial_split_bound(data, form, bounds, depth=depth, min_samples_leaf=min_samples_leaf,
-                                                time_limit=time_limit, callback=callback)
+            trivial = stage.trivial_split_bound(data, form.problem, bounds, time_limit=time_limit, callback=callback)
     candidates = candidate_bounds(form, bounds, trivial)
     info = root_bound_row(form, spec, bounds, candidates, incumbent=incumbent, incumbent_root=root,
                           screening="screening" in stage.stages,
@@ -296,7 +290,7 @@ def solve_by_leaf_rows(form, spec, stage, rows, bounds, start, options, *, solve
     by it (Ctrl-C).
     """
     units = form.model_error_scale
-    lower = (form.alpha / units + bounds.left_bound + bounds.right_bound) * units
+    lower = (form.problem.split_cost + bounds.left_bound + bounds.right_bound) * units
     search = LeafRowSearch(form, rows, stage.allowed)
     tree, best, bound, info = search.run(bounds.feature, bounds.threshold, lower,
                                          incumbent=start.objective, time_limit=options.time_limit,

@@ -10,12 +10,17 @@ compute on the same internal numbers, fixed once here from the user's data:
 - :data:`LOSSES`: one :class:`Loss` policy per loss (its leaf value, its cost exponent, its
   engine kernel, its greedy criterion).
 
+- :class:`Problem`: the whole statement of one fit (rows, loss, units, depth, penalty, leaf size,
+  feature restrictions, split space), the value the engine and every formulation take.
+
 Adding a loss is one :class:`Loss` here plus its kernels in ``cpp/loss.hpp``.
 """
 
 from ._losses import LOSSES, Loss, get_loss, weighted_median
+from ._problem import Problem, check_allowed, check_statement, checked_max_bins, encode_targets, per_node_features
 from ._rows import check_rows
 from ._units import MAX_WEIGHT_SPREAD, Units, power_of_two_at_or_below, power_of_two_scale
 
 __all__ = ["LOSSES", "Loss", "get_loss", "weighted_median", "check_rows", "Units", "MAX_WEIGHT_SPREAD",
-           "power_of_two_scale", "power_of_two_at_or_below"]
+           "power_of_two_scale", "power_of_two_at_or_below", "Problem", "check_allowed", "check_statement",
+           "checked_max_bins", "encode_targets", "per_node_features"]

@@ -170,7 +170,8 @@ def test_relaxed_bounds_never_exceed_the_restricted_children_optima(work, monkey
     brute-forced children optima with it, for every root candidate the restricted search can use; with
     the default work limit per scan, and without one (every relaxed scan runs to its end)."""
     from optitree.exact import _search
-    from optitree.exact._search import Search, check_allowed
+    from optitree.exact._search import Search
+    from optitree.problem import check_allowed
 
     if work is not None:
         monkeypatch.setattr(_search, "RELAXED_WORK", work)
