@@ -135,3 +135,120 @@ def test_no_stage_outside_the_formulations_peeks_into_one():
                     and isinstance(node.left.value, ast.Attribute) and node.left.value.attr == "form":
                 offenders.append(f"{path.relative_to(SRC)}:{node.lineno}: a switch on a formulation's name")
     assert offenders == []
+
+
+# ---------------------------------------------------------------------------- the Problem value
+from optitree.problem import Problem  # noqa: E402
+from support.exact_bruteforce import random_instance  # noqa: E402
+from optitree.pipeline import FitRequest  # noqa: E402
+
+
+def _as_problem(X, y, w, opts, loss="misclassification"):
+    """The brute-force instance as a Problem: its alpha (loss units) as a fraction of the all-rows leaf's loss
+    (brute force at depth 0), and that baseline."""
+    base = (brute_force(X, y, w, 0, 0.0, 1, None) if loss == "misclassification"
+            else regression_brute_force(X, y, w, 0, 0.0, 1, None, loss))
+    problem = Problem.of(X, y, w, loss=loss, depth=opts["max_depth"],
+                         alpha=opts["alpha"] / base if base > 0 else opts["alpha"],
+                         min_samples_leaf=opts["min_samples_leaf"], allowed_features=opts["allowed_features"])
+    return problem, base
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_engine_solves_a_problem_to_the_brute_forced_optimum(seed):
+    X, y, w, opts = random_instance(seed, max_rows=10)
+    problem, base = _as_problem(X, y, w, opts)
+    truth = brute_force(X, y, w, **opts)
+    result = exact.solve(problem)
+    assert result.status == "optimal"
+    scale = 1.0 if base == 0 else base  # a split costs problem.alpha * base, in the loss's units
+    assert result.objective == pytest.approx(truth, rel=1e-9, abs=1e-9 * scale)
+    assert result.bound == pytest.approx(truth, rel=1e-9, abs=1e-9 * scale)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_formulation_of_the_same_problem_reaches_the_brute_forced_optimum(seed):
+    """The MIP (FlowOCT, HiGHS, no engine) of one Problem value: its normalised objective is the brute-forced
+    optimum over the baseline."""
+    from optitree.model import solve_profile  # noqa: F401  (the MIP stack imports)
+    from optitree.solvers import SolveOptions, make_backend
+
+    X, y, w, opts = random_instance(seed, max_rows=8, depth=2)
+    opts["allowed_features"] = None
+    problem, base = _as_problem(X, y, w, opts)
+    truth = brute_force(X, y, w, **opts)
+    form = FlowOCTFormulation(problem)
+    spec = form.build()
+    result, x = make_backend("highs", spec).solve(SolveOptions(time_limit=60))
+    assert result.proven_optimal
+    expected = truth / base if base > 0 else truth
+    assert form.objective_of_tree(form.decode(spec, x)) == pytest.approx(expected, rel=1e-7, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_restricted_and_relaxed_problems_share_one_encoding(seed):
+    """solve(data, problem=...) on one ExactData: a restricted problem is brute force's under its mask, a
+    relaxed one brute force's without it at the new depth."""
+    X, y, w, opts = random_instance(seed, max_rows=10, depth=2)
+    problem, _ = _as_problem(X, y, w, {**opts, "allowed_features": None})
+    data = exact.prepare(problem)
+    mask = np.random.default_rng(seed).random((3, X.shape[1])) < 0.6
+    restricted = exact.solve(data, problem=problem.restricted(mask))
+    assert restricted.objective == pytest.approx(brute_force(X, y, w, **{**opts, "allowed_features": mask}),
+                                                 rel=1e-9, abs=1e-12)
+    relaxed = exact.solve(data, problem=problem.restricted(mask).relaxed(1))
+    assert relaxed.objective == pytest.approx(brute_force(X, y, w, **{**opts, "max_depth": 1,
+                                                                      "allowed_features": None}),
+                                              rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("loss", ["squared", "absolute"])
+def test_regression_problems_reach_the_brute_forced_optimum(seed, loss):
+    X, _, w, opts = random_instance(seed, max_rows=9, depth=2)
+    y = np.random.default_rng(seed).normal(size=X.shape[0]) * 10.0 ** np.random.default_rng(seed).integers(-3, 4)
+    problem, base = _as_problem(X, y, w, opts, loss=loss)
+    truth = regression_brute_force(X, y, w, **opts, loss=loss)
+    assert exact.solve(problem).objective == pytest.approx(truth, rel=1e-9, abs=1e-12 * max(base, 1e-300))
+
+
+def test_problem_of_refuses_bad_statements_with_a_value_error():
+    X, y = np.arange(8.0).reshape(4, 2), np.array([0, 1, 0, 1])
+    for kwargs, message in [({"depth": 0}, "max_depth must be an integer >= 1"),
+                            ({"depth": 1.5}, "max_depth must be an integer >= 1"),
+                            ({"depth": 2, "alpha": -1.0}, "alpha must be a finite number >= 0"),
+                            ({"depth": 2, "alpha": np.inf}, "alpha must be a finite number >= 0"),
+                            ({"depth": 2, "min_samples_leaf": 0}, "min_samples_leaf must be an integer >= 1"),
+                            ({"depth": 2, "max_bins": 1}, "max_bins"),
+                            ({"depth": 2, "max_bins": 2.5}, "max_bins"),
+                            ({"depth": 2, "max_distinct_features": 0}, "max_distinct_features"),
+                            ({"depth": 2, "allowed_features": np.ones(3, bool)}, "allowed_features must have shape"),
+                            ({"depth": 2, "allowed_features": np.ones(2)}, "boolean mask"),
+                            ({"depth": 2, "loss": "hinge"}, "loss must be one of")]:
+        with pytest.raises(ValueError, match=message):
+            Problem.of(X, y, **kwargs)
+    with pytest.raises(ValueError, match="class codes"):
+        Problem.of(X, np.array([0.5, 1.0, 0.0, 1.0]), depth=1)
+    with pytest.raises(ValueError, match="regression targets must be finite"):
+        Problem.of(X, np.array([0.5, np.nan, 0.0, 1.0]), loss="squared", depth=1)
+
+
+def test_a_problem_states_the_whole_problem_to_the_engine():
+    X, y = np.arange(8.0).reshape(4, 2), np.array([0, 1, 0, 1])
+    problem = Problem.of(X, y, depth=2)
+    for kwargs in ({"max_depth": 2}, {"alpha": 0.0}, {"min_samples_leaf": 1}, {"loss": "misclassification"}):
+        with pytest.raises(ValueError, match="a Problem states the whole problem"):
+            exact.solve(problem, **kwargs)
+    other_rows = (exact.prepare(X, y, np.array([4.0, 1.0, 1.0, 1.0])),  # same units, other weights
+                  exact.prepare(X, y), exact.prepare(Problem.of(X, y, depth=2)))
+    for data in other_rows:
+        with pytest.raises(ValueError, match="problem= takes the ExactData"):
+            exact.solve(data, problem=problem)
+    data = exact.prepare(problem)
+    assert exact.solve(data, problem=problem.relaxed(1)).objective == brute_force(X, y, None, 1, 0.0, 1, None)
+
+
+def test_the_fit_request_carries_no_part_of_the_problem():
+    names = set(FitRequest.__dataclass_fields__)
+    assert not names & {"max_depth", "min_samples_leaf", "allowed", "max_distinct_features", "max_bins",
+                        "engine_loss", "alpha"}

@@ -95,7 +95,7 @@ def resolve(X, y, sample_weight, problem, *, loss, max_bins, depth_name="max_dep
         if passed:
             raise ValueError(f"a Problem states the whole problem; do not pass {', '.join(passed)} with it")
         X = prepare(problem) if X is None else X
-        if not isinstance(X, ExactData) or X.units != problem.units or X.n_features != problem.n_features:
+        if not isinstance(X, ExactData) or X.problem is None or not same_rows(X.problem, problem):
             raise ValueError("problem= takes the ExactData that prepare(problem) made of the problem's rows")
         return (X, problem.depth, problem.split_cost * X.scale, problem.min_samples_leaf, problem.allowed_mask(),
                 problem.max_distinct_features)
@@ -108,6 +108,11 @@ def resolve(X, y, sample_weight, problem, *, loss, max_bins, depth_name="max_dep
     data = _as_data(X, y, sample_weight, loss, max_bins)
     allowed = check_allowed(statement["allowed_features"], depth, data.n_features)
     return data, depth, alpha, min_leaf, allowed, statement["max_distinct_features"]
+
+
+def same_rows(a: Problem, b: Problem) -> bool:
+    """Whether two problems state their rows with the same arrays (one made from the other)."""
+    return a.X is b.X and a.y is b.y and a.weight is b.weight and a.units == b.units
 
 
 def _as_data(X, y, sample_weight, loss=None, max_bins=None) -> ExactData:

@@ -56,6 +56,8 @@ class ExactData:
         and ``rank`` holds its bin codes.
     binned : ndarray (p,) bool
         The features whose thresholds ``max_bins`` restricts.
+    problem : optitree.problem.Problem or None
+        The problem whose rows these are, when prepared from one.
     """
 
     X: np.ndarray
@@ -72,6 +74,7 @@ class ExactData:
     stats: np.ndarray | None = None
     max_bins: int | None = None
     binned: np.ndarray | None = None
+    problem: Problem | None = None
 
     @property
     def loss_code(self) -> int:
@@ -167,6 +170,7 @@ def prepare(X, y=None, sample_weight=None, *, loss="misclassification", max_bins
             problem.max_bins
         kept = np.flatnonzero(w > 0)
     else:
+        problem = None
         policy = get_loss(loss)
         max_bins = checked_max_bins(max_bins)
         X, y, w = check_rows(X, y, sample_weight, solver="the exact engine")
@@ -206,4 +210,4 @@ def prepare(X, y=None, sample_weight=None, *, loss="misclassification", max_bins
             thresholds[f] = edges
     return ExactData(Xk, np.ascontiguousarray(codes[kept].astype(np.int32)), wk, units,
                      units.cost_unit if report == "user" else 1.0, classes, rank, thresholds,
-                     view, kept, policy.name, stats, max_bins, binned)
+                     view, kept, policy.name, stats, max_bins, binned, problem)
