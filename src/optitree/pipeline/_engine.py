@@ -71,6 +71,8 @@ class ExactStage:
     lower_bounds : bool
         The engine's optima bound the model's from below (False for linear leaves, which
         the engine's constant leaves do not cover: its tree is then a start only).
+    is_solver : bool
+        The engine is the fit's solver (``solver="dp"``): its answer is the fit's, proven or not.
     certificate : str or None
         ``"engine"`` (the engine proved the tree optimal: no MIP) or ``"bounds"`` (the root
         bounds proved the incumbent optimal: no MIP), else None.
@@ -81,6 +83,7 @@ class ExactStage:
     max_distinct_features: int | None = None
     sees_all: bool = True
     lower_bounds: bool = True
+    is_solver: bool = False
     engine: dict | None = None
     bounds: dict | None = None
     decomposition: dict | None = None
@@ -182,7 +185,7 @@ def make_stage(request, problem):
         if not honoured:
             raise ValueError(f"solver='dp': max_distinct_features={k} needs more feature subsets than the "
                              f"engine enumerates ({exact.MAX_SUBSETS}); use a MIP solver")
-        return ExactStage(frozenset({"proof"}), allowed=allowed, max_distinct_features=k)
+        return ExactStage(frozenset({"proof"}), allowed=allowed, max_distinct_features=k, is_solver=True)
     start_only = request.engine_start_only
     stages = request.stages & {"start"} if start_only else request.stages
     if not stages:

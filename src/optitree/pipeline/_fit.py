@@ -184,7 +184,7 @@ class FitPipeline:
             return settled
         n_positive = int(np.count_nonzero(self.sample_weight))
         if problem.min_samples_leaf > n_positive:
-            if request.solver == "dp":
+            if self.stage is not None and self.stage.is_solver:
                 raise ValueError(f"no tree satisfies min_samples_leaf={problem.min_samples_leaf}: it exceeds the "
                                  f"{n_positive} positive-weight training samples")
             self.stage = None  # the model reports it infeasible
@@ -253,13 +253,13 @@ class FitPipeline:
 
     def _engine_final(self) -> bool:
         """Whether no MIP follows the engine: ``solver="dp"``, or its proof stage on a model it sees whole."""
-        return self.request.solver == "dp" or self.stage.sees_all and "proof" in self.stage.stages
+        return self.stage.is_solver or self.stage.sees_all and "proof" in self.stage.stages
 
     def _settled_by_engine(self, engine) -> FitOutcome | None:
         """The fit's outcome when the engine's answer settles it (proof, 'dp', Ctrl-C, its time limit), else None."""
         request, stage = self.request, self.stage
         binned = self.problem.max_bins is not None
-        if request.solver == "dp" or binned or engine.status in ("interrupted", "work_limit") or (
+        if stage.is_solver or binned or engine.status in ("interrupted", "work_limit") or (
                 "proof" in stage.stages and (
             engine.status == "optimal" or engine.status == "time_limit" and self.options.time_limit is not None
         )):
