@@ -186,6 +186,11 @@ DISTINCT_FEATURES = {
     "max_distinct_features": Param(int, None, minimum=1,
                                    doc="at most this many distinct split features (default: no limit)")
 }
+MAX_BINS = {
+    "max_bins": Param(int, None, minimum=2,
+                      doc="thresholds at the edges of this many quantile bins per feature; the proof holds over them "
+                          "(default: every midpoint)")
+}
 FEATURE_SCALING = {
     "feature_scaling": Param(str, None, choices=("minmax", "rank"), doc="'rank' for skewed features (default: minmax)")
 }
@@ -289,7 +294,7 @@ def _exact_classifier(params: dict, depth: int, seed: int):
 register(
     Method(
         "dp", "mip", "classification", "exact engine: dynamic programming + branch-and-bound (optitree.exact)",
-        {**{k: MIP_PARAMS[k] for k in ("alpha", "min_samples_leaf", "time_limit")}, **DISTINCT_FEATURES},
+        {**{k: MIP_PARAMS[k] for k in ("alpha", "min_samples_leaf", "time_limit")}, **DISTINCT_FEATURES, **MAX_BINS},
         _exact_classifier,
     )
 )

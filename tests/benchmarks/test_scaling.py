@@ -31,6 +31,19 @@ def test_tiny_study_table_and_json(tmp_path, capsys):
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".bench_scaling.")]  # no temporary left
 
 
+def test_the_binned_engine_proves_over_its_bins_and_bounds_every_midpoint(capsys):
+    """engine-binned on 2 000 rows (every feature has more distinct values than 255): its tree is no better than
+    the all-midpoints optimum and its bound is at most that optimum (the engine proves it; pycontree agrees
+    in test_tiny_study_table_and_json)."""
+    results = bench_scaling.main(["--rows", "2000", "--depths", "2", "--time-limit", "30",
+                                  "--solvers", "engine", "engine-binned"])
+    by = {r["solver"]: r for r in results}
+    engine, binned = by["engine"], by["engine-binned"]
+    assert engine["proven"] and binned["proven"] and "over the bins" in binned["status"]
+    assert binned["bound"] <= engine["errors"] <= binned["errors"]
+    assert capsys.readouterr().out.count("| engine-binned |") == 1
+
+
 def test_notes_flag_false_optima_and_trees_below_the_proof():
     base = dict(rows=10, depth=2, bound=None, gap=None, seconds=1.0, peak_mib=1.0, data_mib=1.0, status="")
     results = [dict(base, solver="engine", errors=5, proven=True), dict(base, solver="cart", errors=6, proven=None),
@@ -60,4 +73,4 @@ def test_shipped_scaling_config_is_valid():
     from experiments import cli
 
     experiment = config.load(cli.QUICK_CONFIG.parent / "scaling.toml")
-    assert len(experiment.runs) == 5 * 2 * 2  # sizes x depths x methods
+    assert len(experiment.runs) == 5 * 2 * 3  # sizes x depths x methods
