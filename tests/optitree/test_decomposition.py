@@ -266,7 +266,7 @@ def test_child_bound_row_never_exceeds_a_subtree_cost(alpha):
         X, y = random_dataset(seed, max_samples=10)
         form = FlowOCTFormulation.of(X, y, depth=2, alpha=alpha)
         form.build()
-        data = exact.prepare(X, y)
+        data = exact.prepare(form.problem, report="problem")
         units = form.error_scale
         b = np.asarray(form.vars["b"])
         for f, t in zip(form.threshold_feature, form.threshold_value):
