@@ -405,6 +405,8 @@ class Search {
     //   * best_first: the scans interleaved, one solved candidate at a time from the scan whose next
     //     interval lies next to the cheapest tree found; otherwise each feature's scan to its end;
     //   * at depth 3 on one-threshold features, each feature's one candidate solved without a scan;
+    //   * from DIVE_DEPTH (classification, not a root worker sharing features), CART's split
+    //     (gini_split) first, its children searched as this node's are: an early good tree;
     //   * report (the root of a run): new incumbents go to the trace, and about every 50 ms the
     //     bound over the held features to the live bound (slot share.me).
     Subtree branch(const RowSet &v, int64_t depth, int64_t node, double upper_bound, double best, NodePtr best_nodes,
@@ -574,8 +576,10 @@ class Search {
 
 // Depth from which a branch node of a classification search first solves CART's split (Search::branch):
 // a dive to a good tree before the scans. Shallower, the first pass's depth-2 solves find as good a
-// tree and the dive's two kernel calls only add work.
+// tree and the dive's two kernel calls only add work. At least 4: in an anytime search the dive's
+// children are capped as the first pass's probes, which start at depth 4.
 constexpr int64_t DIVE_DEPTH = 4;
+static_assert(DIVE_DEPTH >= 4, "the dive's children are capped as a depth-4 probe's");
 
 // ------------------------------------------------------------------ one feature's threshold search
 
@@ -1036,12 +1040,12 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
     try {
         // classification: CART's split first, its children searched as this node is (a dive to a
         // cheap tree whose cost prunes the scans and, when no split can beat it, ends the node)
-        if (!binary && !claims && !P.regression() && depth >= DIVE_DEPTH) {
+        if (!claims && !P.regression() && depth >= DIVE_DEPTH) {
             if (std::optional<Split> g = gini_split(v, node); g && cutoff() - alpha > EPS) {
                 spend(v.size());
                 auto [left, right] = partition(v, g->feature, g->rank_threshold, g->n_left);
                 std::pair<Subtree, Subtree> sides;
-                if (first_pass && depth >= 4) {  // as a first pass's probe: children capped
+                if (first_pass) {  // as a first pass's probe (depth >= 4): children capped
                     Subtree kids[2];
                     for (int side = 0; side < 2; ++side) {
                         Capped capped(*this, first_pass_work(depth - 1, 2 * node + side), std::nullopt);
