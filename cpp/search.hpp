@@ -405,10 +405,57 @@ class Search {
     //   * best_first: the scans interleaved, one solved candidate at a time from the scan whose next
     //     interval lies next to the cheapest tree found; otherwise each feature's scan to its end;
     //   * at depth 3 on one-threshold features, each feature's one candidate solved without a scan;
+    //   * from DIVE_DEPTH (classification, not a root worker sharing features), CART's split
+    //     (gini_split) first, its children searched as this node's are: an early good tree;
     //   * report (the root of a run): new incumbents go to the trace, and about every 50 ms the
     //     bound over the held features to the live bound (slot share.me).
     Subtree branch(const RowSet &v, int64_t depth, int64_t node, double upper_bound, double best, NodePtr best_nodes,
                    bool report, const std::vector<int64_t> *features, RootShare share, bool first_pass);
+
+    // A split of v into children of at least min_leaf rows.
+    struct Split {
+        int64_t feature, rank_threshold, n_left;
+    };
+
+    // CART's split of v at node (classification): the allowed split of least weighted Gini
+    // impurity, the first in feature and threshold order on ties; none when no split is allowed.
+    std::optional<Split> gini_split(const RowSet &v, int64_t node) const {
+        const int64_t m = v.size(), K = P.d.width;
+        const bool *allowed = S.at(node);
+        std::vector<double> total(size_t(K), 0.0), left(size_t(K), 0.0);
+        double weight = 0.0, total_sq = 0.0;
+        for (int64_t t = 0; t < m; ++t) {
+            const int32_t i = v.srt.row(0)[t];
+            total[size_t(P.d.y[i])] += P.d.w[i];
+            weight += P.d.w[i];
+        }
+        for (double c : total) total_sq += c * c;
+        std::optional<Split> best;
+        double best_score = -INF;  // sum over both sides of the squared class weights over the side's weight
+        for (int64_t f = 0; f < P.features(); ++f) {
+            if (!allowed[f]) continue;
+            const int32_t *rows = v.srt.row(f), *rk = P.rank.row(f);
+            std::fill(left.begin(), left.end(), 0.0);
+            double left_weight = 0.0, left_sq = 0.0, right_sq = total_sq;
+            for (int64_t t = 0; t + 1 < m; ++t) {
+                const int32_t i = rows[t];
+                const size_t k = size_t(P.d.y[i]);
+                const double w = P.d.w[i], right_k = total[k] - left[k];
+                left_sq += w * (2.0 * left[k] + w);
+                right_sq += w * (w - 2.0 * right_k);
+                left[k] += w;
+                left_weight += w;
+                const int64_t n_left = t + 1;
+                if (rk[rows[t + 1]] == rk[i] || n_left < S.min_leaf || m - n_left < S.min_leaf) continue;
+                double score = left_sq / left_weight + right_sq / (weight - left_weight);
+                if (score > best_score) {
+                    best_score = score;
+                    best = Split{f, rk[i], n_left};
+                }
+            }
+        }
+        return best;
+    }
 
     // The allowed features at node, the best single split's cost first.
     std::vector<int64_t> feature_order(const RowSet &v, int64_t node) const {
@@ -526,6 +573,13 @@ class Search {
     std::unique_ptr<Search> relaxed_;
     std::map<std::pair<int64_t, int64_t>, int64_t> first_pass_work_;
 };
+
+// Depth from which a branch node of a classification search first solves CART's split (Search::branch):
+// a dive to a good tree before the scans. Shallower, the first pass's depth-2 solves find as good a
+// tree and the dive's two kernel calls only add work. At least 4: in an anytime search the dive's
+// children are capped as the first pass's probes, which start at depth 4.
+constexpr int64_t DIVE_DEPTH = 4;
+static_assert(DIVE_DEPTH >= 4, "the dive's children are capped as a depth-4 probe's");
 
 // ------------------------------------------------------------------ one feature's threshold search
 
@@ -984,6 +1038,27 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
     };
 
     try {
+        // classification: CART's split first, its children searched as this node is (a dive to a
+        // cheap tree whose cost prunes the scans and, when no split can beat it, ends the node)
+        if (!claims && !P.regression() && depth >= DIVE_DEPTH) {
+            if (std::optional<Split> g = gini_split(v, node); g && cutoff() - alpha > EPS) {
+                spend(v.size());
+                auto [left, right] = partition(v, g->feature, g->rank_threshold, g->n_left);
+                std::pair<Subtree, Subtree> sides;
+                if (first_pass) {  // as a first pass's probe (depth >= 4): children capped
+                    Subtree kids[2];
+                    for (int side = 0; side < 2; ++side) {
+                        Capped capped(*this, first_pass_work(depth - 1, 2 * node + side), std::nullopt);
+                        kids[side] = solve(side == 0 ? left : right, depth - 1, 2 * node + side, cutoff() - alpha);
+                    }
+                    sides = {kids[0], kids[1]};
+                } else {
+                    sides = solve_children(left, right, depth - 1, node, cutoff() - alpha, 0.0);
+                }
+                take({0.0, alpha + sides.first.cost + sides.second.cost,
+                      make_node(g->feature, g->rank_threshold, sides.first.nodes, sides.second.nodes)});
+            }
+        }
         if (binary) {  // one candidate per feature: each solved directly, no scans
             const int64_t m = v.size();
             const int32_t *rows = v.srt.row(0);

@@ -1,16 +1,18 @@
-"""The exact engine's search order (best first across features) and its depth-1 sweep: never another optimum.
+"""The exact engine's search order (best first across features, CART's split first from depth 4) and its
+depth-1 sweep: never another optimum.
 
-Best first only reorders the candidates a search solves; the depth-1 sweep compacts each
-side's rows before sweeping them. Both are checked against an independent brute force on
-tiny sets, against pycontree on continuous data (rank-transformed: pycontree casts features
-to float32) and, for the sweep, against a direct depth-1 enumeration on every side of every
-split, for the three losses.
+Best first and the dive to CART's split only reorder the candidates a search solves; the depth-1
+sweep compacts each side's rows before sweeping them. They are checked against an independent
+brute force on tiny sets, against pycontree on continuous data (rank-transformed: pycontree casts
+features to float32) and, for the sweep, against a direct depth-1 enumeration on every side of
+every split, for the three losses.
 """
 
 import numpy as np
 import pycontree
 import pytest
-from support.exact_bruteforce import brute_force, random_instance, relabel
+from sklearn.datasets import load_breast_cancer
+from support.exact_bruteforce import brute_force, check_tree, random_instance, relabel, tree_cost
 
 from optitree.exact import _search, prepare, solve, split_bounds
 
@@ -39,6 +41,44 @@ def test_both_orders_stopped_early_keep_valid_bounds(order):
         for limit in (1, 3, 8):
             res = solve(X, y, w, node_limit=limit, **opts)
             assert res.bound <= expected + 1e-9 <= res.objective + 2e-9, (seed, limit)
+
+
+@pytest.mark.parametrize("depth, rows, seeds", [(4, 14, 40), (5, 12, 30)])
+def test_dive_to_cart_split_equals_brute_force(depth, rows, seeds):
+    """From depth 4 a branch node first solves CART's split (``Search::branch``): the optimum of a plain
+    and of an anytime search (time limit) stays brute force's, its tree a tree of the problem."""
+    for seed in range(seeds):
+        X, y, w, opts = random_instance(seed, max_rows=rows, depth=depth)
+        y = relabel(y)
+        expected = brute_force(X, y, w, **opts)
+        for limits in ({}, {"time_limit": 60.0}):
+            res = solve(X, y, w, **opts, **limits)
+            assert res.status == "optimal"
+            assert res.objective == pytest.approx(expected, abs=1e-9), (seed, limits)
+            check_tree(res.tree, X, y, w, opts)
+            assert tree_cost(res.tree, X, y, w, opts["alpha"]) == pytest.approx(res.objective, abs=1e-9)
+
+
+def test_breast_cancer_depth5_equals_pycontree():
+    """A perfect depth-5 tree exists (the dive finds it early); the optimum is pycontree's and the tree errs on no row."""
+    X, y = load_breast_cancer(return_X_y=True)
+    ranks = np.column_stack([np.unique(X[:, j], return_inverse=True)[1] for j in range(X.shape[1])]).astype(float)
+    res = solve(X, y, max_depth=5)
+    est = pycontree.ConTree(max_depth=5, time_limit=600).fit(ranks, y)
+    assert res.status == "optimal"
+    assert res.objective == int((est.predict(ranks) != y).sum()) == 0
+    assert (res.tree.predict(X).argmax(1) != y).sum() == 0
+
+
+@pytest.mark.parametrize("limits", [{}, {"time_limit": 60.0}])
+def test_search_stops_once_its_incumbent_meets_the_bound(limits):
+    """When the depth-2 start already errs on no row, no deeper search runs: one kernel call at every depth."""
+    rng = np.random.RandomState(0)
+    X = rng.rand(200, 4)
+    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.3)).astype(int)
+    for depth in (3, 4, 5, 6):
+        res = solve(X, y, max_depth=depth, **limits)
+        assert (res.objective, res.bound, res.status, res.n_evaluated) == (0.0, 0.0, "optimal", 1)
 
 
 def continuous(seed, n, p):
