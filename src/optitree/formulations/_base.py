@@ -32,6 +32,7 @@ loss and the scale is taken as 1.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
@@ -132,21 +133,8 @@ class TreeFormulation(CompleteTreeShape, ABC):
         self.problem, self.task = problem, task
         self.depth, self.alpha, self.min_samples_leaf = problem.depth, problem.alpha, problem.min_samples_leaf
         self.n_classes, self.n_features, self.units = task.n_classes, problem.n_features, problem.units
-        X, y, sw = problem.X, problem.y, problem.weight
-        self.X_train, self.y_train, self.weight_train = X, y, sw
-        keep = sw > 0
-        Xk, yk, wk = X[keep], y[keep], sw[keep]
-        if merge_duplicates:
-            rows, inverse = np.unique(np.column_stack([Xk, yk]), axis=0, return_inverse=True)
-            inverse = inverse.ravel()
-            self.X = np.ascontiguousarray(rows[:, :-1])
-            self.y = rows[:, -1].astype(y.dtype)
-            self.weight = np.bincount(inverse, weights=wk, minlength=rows.shape[0])
-            self.count = np.bincount(inverse, minlength=rows.shape[0]).astype(np.float64)
-        else:
-            self.X, self.y, self.weight, self.count = Xk, yk, wk, np.ones(yk.shape[0])
-        self.model_weight = self.units.weights(self.weight)
-        self.total_weight = float(self.model_weight.sum())
+        self.X_train, self.y_train, self.weight_train = problem.X, problem.y, problem.weight
+        self.merge_duplicates = bool(merge_duplicates)
         self.model_error_scale = problem.objective_scale
         self.baseline_error = problem.baseline * self.units.cost_unit
         with np.errstate(divide="ignore"):  # inf: user-unit losses below float64's range (targets near 1e-300)
@@ -154,6 +142,46 @@ class TreeFormulation(CompleteTreeShape, ABC):
         self.objective_lower_bound = 0.0
         self.spec = None
         self.vars: dict[str, np.ndarray] = {}
+
+    @functools.cached_property
+    def _modelled_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(X, y, weight, count)`` of the modelled rows: positive weight, merged when ``merge_duplicates``
+        (made on first use: a fit the engine settles never reads them)."""
+        keep = self.weight_train > 0
+        Xk, yk, wk = self.X_train[keep], self.y_train[keep], self.weight_train[keep]
+        if not self.merge_duplicates:
+            return Xk, yk, wk, np.ones(yk.shape[0])
+        rows, inverse = np.unique(np.column_stack([Xk, yk]), axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        return (np.ascontiguousarray(rows[:, :-1]), rows[:, -1].astype(yk.dtype),
+                np.bincount(inverse, weights=wk, minlength=rows.shape[0]),
+                np.bincount(inverse, minlength=rows.shape[0]).astype(np.float64))
+
+    @property
+    def X(self) -> np.ndarray:
+        return self._modelled_rows[0]
+
+    @property
+    def y(self) -> np.ndarray:
+        return self._modelled_rows[1]
+
+    @property
+    def weight(self) -> np.ndarray:
+        return self._modelled_rows[2]
+
+    @property
+    def count(self) -> np.ndarray:
+        return self._modelled_rows[3]
+
+    @functools.cached_property
+    def model_weight(self) -> np.ndarray:
+        """``units.weights(weight)``."""
+        return self.units.weights(self.weight)
+
+    @functools.cached_property
+    def total_weight(self) -> float:
+        """Sum of ``model_weight`` (model units)."""
+        return float(self.model_weight.sum())
 
     @classmethod
     def of(cls, X, y, *, depth, n_classes=None, loss=None, alpha=0.0, min_samples_leaf=1, sample_weight=None,
