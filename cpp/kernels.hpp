@@ -8,6 +8,8 @@
 //   * costs are the loss of the leaves plus alpha per split; min_leaf counts rows.
 #pragma once
 
+#include <memory>
+
 #include "sweep.hpp"
 
 namespace optitree {
@@ -209,6 +211,11 @@ Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_
     const bool monotone = min_leaf <= 1;
     Layout lay = make_layout(srt, rank, d);
     Scratch buf(m);
+    const int64_t p = srt.rows;
+    // per settled candidate j: lower bounds on each side's best split on each child feature, (2, p) at
+    // 2 p j (written when j is settled, read only for settled neighbours)
+    std::unique_ptr<double[]> split_bound(new double[size_t(2 * p * std::max<int64_t>(m, 1))]);
+    std::vector<double> given(size_t(2 * p));
     std::vector<int64_t> queue;  // intervals (lo, hi, a, b), first in first out
     for (int64_t f : stump_order<LOSS>(srt, rank, d, allowed_root)) {
         if (std::min(best, upper_bound) <= alpha + EPS) break;
@@ -218,6 +225,26 @@ Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_
         Buffer<int32_t> key = positions(srt, f, n_total);
         std::vector<double> ev_left(T, 0.0), ev_right(T, 0.0), dropped_left(T, 0.0), dropped_right(T, 0.0);
         Neighbours nb{cand.dist_left.data(), ev_left.data(), ev_right.data(), T, monotone};
+        // The neighbours' bounds on candidate j's per-feature splits into given, as point_bounds does
+        // for the sides' optima: the best split on g of a subset costs no more (where monotone), and
+        // of a set with rows of distance k more at most k more.
+        auto neighbour_splits = [&](int64_t j, int64_t a, int64_t b) {
+            const double *da = a >= 0 ? split_bound.get() + 2 * p * a : nullptr;
+            const double *db = b < T ? split_bound.get() + 2 * p * b : nullptr;
+            for (int64_t g = 0; g < p; ++g) {
+                double left = 0.0, right = 0.0;
+                if (da) {
+                    right = std::max(right, da[p + g] - (cand.dist_left[j] - cand.dist_left[a]));
+                    if (monotone) left = std::max(left, da[g]);
+                }
+                if (db) {
+                    left = std::max(left, db[g] - (cand.dist_left[b] - cand.dist_left[j]));
+                    if (monotone) right = std::max(right, db[p + g]);
+                }
+                given[g] = left;
+                given[p + g] = right;
+            }
+        };
         queue.assign({0, T - 1, -1, T});
         for (size_t head = 0; head < queue.size(); head += 4) {
             int64_t lo = queue[head], hi = queue[head + 1], a = queue[head + 2], b = queue[head + 3];
@@ -228,16 +255,20 @@ Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_
             auto [known_left, known_right] = nb.point_bounds(mid, a, b);
             double total = INF;
             PairResult pair{};
+            neighbour_splits(mid, a, b);
+            double *settled = split_bound.get() + 2 * p * mid;
             if (known_left + known_right >= limit - EPS) {  // its neighbours' bounds drop it
                 ev_left[mid] = known_left;
                 ev_right[mid] = known_right;
+                std::copy(given.begin(), given.end(), settled);
             } else {
                 // absolute error: each side is searched only below the limit less the other side's known
                 // bound; for the other losses the bounds only drop the middle (faster, measured)
                 double side_left = LOSS == ABSOLUTE ? known_left : 0.0;
                 double side_right = LOSS == ABSOLUTE ? known_right : 0.0;
                 pair = depth1_sides<LOSS>(srt, lay, key.row(0), key.cols, cand.n_left[mid], buf, d, order,
-                                          allowed_child, alpha, min_leaf, limit, side_left, side_right);
+                                          allowed_child, alpha, min_leaf, limit, side_left, side_right,
+                                          given.data(), settled);
                 ev_left[mid] = std::max(pair.lower[0], known_left);
                 ev_right[mid] = std::max(pair.lower[1], known_right);
                 total = alpha + pair.cost[0] + pair.cost[1];
