@@ -5,6 +5,8 @@
 // its own (sweep_side), its state in registers and free to stop early.
 #pragma once
 
+#include <memory>
+
 #include "loss.hpp"
 
 namespace optitree {
@@ -22,8 +24,10 @@ struct Layout {
 };
 
 inline Layout make_layout(View srt, Ranks rank, const Targets &d) {
-    Layout lay{Buffer<int32_t>(srt.rows, srt.cols), Buffer<int32_t>(srt.rows, srt.cols),
-               Buffer<double>(srt.rows, srt.cols)};
+    Layout lay;
+    lay.lr = Buffer<int32_t>(srt.rows, srt.cols);
+    lay.ly = Buffer<int32_t>(srt.rows, srt.cols);
+    lay.lw = Buffer<double>(srt.rows, srt.cols);
     for (int64_t g = 0; g < srt.rows; ++g) {
         const int32_t *rows = srt.row(g), *rk = rank.row(g);
         int32_t *lr = lay.lr.row(g), *ly = lay.ly.row(g);
@@ -178,24 +182,42 @@ inline std::pair<double, int64_t> sweep_side(int s, const Run &run, double bar, 
     return {bar, found};
 }
 
-// Two classes: the best split on one feature of both sides of a split, in one pass over the
-// feature's rows (no compaction, no early stop). With class weights T0, T1 of a side and
-// D(s) = Σ w [y = 0] - w [y = 1] over its rows of rank <= s, the misclassified weight of its split at
-// s is min(T0, T1, T1 + D(s), T0 - D(s)) (each child predicts its majority: four combinations), so
-// the side's best split needs only the least and the largest D over its thresholds (a rank change
-// within the side, >= least rows each side). side_of(t): the side of the feature's t-th row.
-// best[s] = (misclassified weight, rank threshold), threshold -1 when no split fits.
-template <class V, class SideOf>
-inline void binary_sides(const int32_t *lr, const V *lv, int64_t m, SideOf side_of, const int64_t n_side[2],
-                         const V t0[2], const V t1[2], int64_t least, std::pair<double, int64_t> best[2]) {
-    V acc[2] = {0, 0}, lo[2] = {0, 0}, hi[2] = {0, 0};
-    int32_t prev[2] = {-1, -1}, lo_at[2] = {-1, -1}, hi_at[2] = {-1, -1};
-    int64_t count[2] = {0, 0};
+// Two classes: the best split on one feature of each of k groups of rows (the two sides of a split,
+// or slabs) in one pass over the feature's rows (no compaction, no early stop). With class weights
+// T0, T1 of a group and D(s) = Σ w [y = 0] - w [y = 1] over its rows of rank <= s, the misclassified
+// weight of its split at s is min(T0, T1, T1 + D(s), T0 - D(s)) (each child predicts its majority:
+// four combinations), so the group's best split needs only the least and the largest D over its
+// thresholds (a rank change within the group, >= least rows each side). group_of(t): the group of
+// the feature's t-th row. best[j] = (misclassified weight, rank threshold), threshold -1 when no
+// split fits.
+template <class V>
+struct Groups {
+    std::vector<int64_t> n;  // rows per group
+    std::vector<V> t0, t1;   // class weights per group
+    std::vector<V> acc, lo, hi;
+    std::vector<int32_t> prev, lo_at, hi_at;
+    std::vector<int64_t> count;
+    explicit Groups(size_t k) : n(k, 0), t0(k, 0), t1(k, 0), acc(k), lo(k), hi(k), prev(k), lo_at(k), hi_at(k), count(k) {}
+};
+
+template <class V, class GroupOf>
+inline void binary_groups(const int32_t *lr, const V *lv, int64_t m, GroupOf group_of, int64_t least, Groups<V> &gr,
+                          std::pair<double, int64_t> *best) {
+    const size_t k = gr.n.size();
+    std::fill(gr.acc.begin(), gr.acc.end(), V(0));
+    std::fill(gr.prev.begin(), gr.prev.end(), -1);
+    std::fill(gr.lo_at.begin(), gr.lo_at.end(), -1);
+    std::fill(gr.hi_at.begin(), gr.hi_at.end(), -1);
+    std::fill(gr.count.begin(), gr.count.end(), 0);
+    V *acc = gr.acc.data(), *lo = gr.lo.data(), *hi = gr.hi.data();
+    int32_t *prev = gr.prev.data(), *lo_at = gr.lo_at.data(), *hi_at = gr.hi_at.data();
+    int64_t *count = gr.count.data();
+    const int64_t *n = gr.n.data();
     for (int64_t t = 0; t < m; ++t) {
-        const int s = side_of(t);
+        const size_t s = size_t(group_of(t));
         const int32_t r = lr[t];
         const V x = acc[s];
-        if (r != prev[s] && count[s] >= least && n_side[s] - count[s] >= least) {
+        if (r != prev[s] && count[s] >= least && n[s] - count[s] >= least) {
             if (lo_at[s] < 0 || x < lo[s]) lo[s] = x, lo_at[s] = prev[s];
             if (hi_at[s] < 0 || x > hi[s]) hi[s] = x, hi_at[s] = prev[s];
         }
@@ -203,13 +225,13 @@ inline void binary_sides(const int32_t *lr, const V *lv, int64_t m, SideOf side_
         prev[s] = r;
         count[s] += 1;
     }
-    for (int s = 0; s < 2; ++s) {
+    for (size_t s = 0; s < k; ++s) {
         if (lo_at[s] < 0) {
             best[s] = {INF, -1};
             continue;
         }
-        const V by_lo = t1[s] + lo[s], by_hi = t0[s] - hi[s];
-        const V err = std::min({t0[s], t1[s], by_lo, by_hi});
+        const V by_lo = gr.t1[s] + lo[s], by_hi = gr.t0[s] - hi[s];
+        const V err = std::min({gr.t0[s], gr.t1[s], by_lo, by_hi});
         best[s] = {double(err), by_lo <= by_hi ? lo_at[s] : hi_at[s]};
     }
 }
@@ -288,6 +310,19 @@ PairResult depth1_sides(View srt, const Layout &lay, const int32_t *key, int64_t
         out.feature[s] = out.threshold[s] = -1;
     }
     const double cap[2] = {alpha + out.cost[0], alpha + out.cost[1]};  // alpha + each side's leaf
+    std::unique_ptr<Groups<int32_t>> gi;  // two classes: the two sides as groups
+    std::unique_ptr<Groups<double>> gd;
+    if constexpr (LOSS == MISCLASSIFICATION) {
+        auto fill = [&](auto &gr) {
+            for (int s = 0; s < 2; ++s) {
+                gr.n[s] = n_side[s];
+                gr.t0[s] = st.total(s, 0);
+                gr.t1[s] = st.total(s, 1);
+            }
+        };
+        if (lay.kind == Layout::BINARY_INT) fill(*(gi = std::make_unique<Groups<int32_t>>(2)));
+        if (lay.kind == Layout::BINARY_DOUBLE) fill(*(gd = std::make_unique<Groups<double>>(2)));
+    }
     std::vector<int64_t> features(static_cast<size_t>(p));
     std::iota(features.begin(), features.end(), int64_t{0});
     if (split_bound)
@@ -311,15 +346,8 @@ PairResult depth1_sides(View srt, const Layout &lay, const int32_t *key, int64_t
                 const int32_t *kg = key + g * key_cols;
                 auto side_of = [&](int64_t t) { return split && kg[t] >= n_left ? 1 : 0; };
                 const int64_t least = std::max<int64_t>(min_leaf, 1);
-                if (lay.kind == Layout::BINARY_INT) {
-                    const int32_t t0[2] = {int32_t(st.total(0, 0)), int32_t(st.total(1, 0))};
-                    const int32_t t1[2] = {int32_t(st.total(0, 1)), int32_t(st.total(1, 1))};
-                    binary_sides(lay.lr.row(g), lay.lvi.row(g), m, side_of, n_side, t0, t1, least, found);
-                } else {
-                    const double t0[2] = {st.total(0, 0), st.total(1, 0)};
-                    const double t1[2] = {st.total(0, 1), st.total(1, 1)};
-                    binary_sides(lay.lr.row(g), lay.lvd.row(g), m, side_of, n_side, t0, t1, least, found);
-                }
+                if (lay.kind == Layout::BINARY_INT) binary_groups(lay.lr.row(g), lay.lvi.row(g), m, side_of, least, *gi, found);
+                else binary_groups(lay.lr.row(g), lay.lvd.row(g), m, side_of, least, *gd, found);
                 for (int s = 0; s < 2; ++s) {
                     const double cost = alpha + found[s].first;
                     if (open[s] && found[s].second >= 0 && cost < bar[s] - EPS) {
