@@ -114,19 +114,53 @@ inline void partition(View srt, const int32_t *rank_row, int64_t split_rank, int
     }
 }
 
+// A partition of a view's rows, in one feature's order, into slabs of consecutive positions
+// [end[j - 1], end[j]) (end[-1] = 0), with a lower bound (term) on each slab's optimum without
+// alpha: the sum over the slabs inside a set bounds the set's optimum from below where optima are
+// superadditive, OPT(A ∪ B) >= OPT_alpha(A) + OPT_0(B) for disjoint A, B (a tree's best leaves on
+// A ∪ B cost at least its best leaves on A and on B; without a minimum leaf size).
+struct Slabs {
+    std::vector<int64_t> end;    // increasing; the last is the view's size
+    std::vector<double> prefix;  // prefix[j]: the sum of the first j terms
+
+    // The sum of the terms of the slabs within positions [lo, hi).
+    double inside(int64_t lo, int64_t hi) const {
+        const size_t first = lo <= 0 ? 0 : size_t(std::lower_bound(end.begin(), end.end(), lo) - end.begin()) + 1;
+        const size_t stop = size_t(std::upper_bound(end.begin(), end.end(), hi) - end.begin());
+        return stop > first ? prefix[stop] - prefix[first] : 0.0;
+    }
+
+    // A bound for every cut: the terms of all slabs but the largest (the one a cut may fall in).
+    double any_cut() const {
+        double largest = 0.0;
+        for (size_t j = 0; j + 1 < prefix.size(); ++j) largest = std::max(largest, prefix[j + 1] - prefix[j]);
+        return prefix.back() - largest;
+    }
+};
+
 // What the threshold search knows per candidate: dist_left (increasing) and the children bounds
-// of solved candidates (ev_left, ev_right).
+// of solved candidates (ev_left, ev_right); optionally the slabs of the feature's order (n_left: the
+// rows each candidate sends left, rows: the view's).
 struct Neighbours {
     const double *dist_left, *ev_left, *ev_right;
     int64_t count;
     bool monotone;
+    const Slabs *slabs = nullptr;
+    const int64_t *n_left = nullptr;
+    int64_t rows = 0;
 
     // Lower bounds on the two children's optima at candidate j from the solved neighbours a < j < b
     // (-1 / count: none). Moving rows of total distance k into (out of) a set changes its optimum
     // by at most k (similarity bound); where monotone, a superset's optimum is never below the
-    // subset's.
+    // subset's. With slabs, L_j is L_a and the rows between a's cut and j's, so OPT(L_j) >= OPT(L_a)
+    // + the terms of the slabs between (and >= the terms of every slab inside L_j); likewise R_j.
     std::pair<double, double> point_bounds(int64_t j, int64_t a, int64_t b) const {
         double lo_left = 0.0, lo_right = 0.0;
+        if (slabs) {
+            const int64_t cut = n_left[j], from = a >= 0 ? n_left[a] : 0, to = b < count ? n_left[b] : rows;
+            lo_left = std::max((a >= 0 ? ev_left[a] : 0.0) + slabs->inside(from, cut), slabs->inside(0, cut));
+            lo_right = std::max((b < count ? ev_right[b] : 0.0) + slabs->inside(cut, to), slabs->inside(cut, rows));
+        }
         if (a >= 0) {
             lo_right = std::max(lo_right, ev_right[a] - (dist_left[j] - dist_left[a]));
             if (monotone) lo_left = std::max(lo_left, ev_left[a]);
@@ -179,6 +213,48 @@ struct Neighbours {
     }
 };
 
+// Rows per slab of the depth-2 kernel's slab bounds (depth1_slabs); views of fewer than twice as many take none.
+constexpr int64_t KERNEL_SLAB_ROWS = 300;
+
+// Two classes: a view cut into slabs of about KERNEL_SLAB_ROWS consecutive rows in the order of a
+// root feature (key: positions() of it), each slab's term its optimum at depth 1 without alpha,
+// over the features allowed in either child (the least misclassified weight of a leaf or of one
+// split); one pass per feature (binary_groups).
+template <class V>
+Slabs depth1_slabs(const Layout &lay, const V *signed_weight, const int32_t *key, int64_t m, int64_t p,
+                   Allowed allowed_child, int64_t least) {
+    const int64_t k = std::max<int64_t>(2, m / KERNEL_SLAB_ROWS);
+    Slabs out;
+    std::vector<int32_t> slab_at(static_cast<size_t>(m));
+    for (int64_t j = 0, start = 0; j < k; ++j) {
+        const int64_t end = (j + 1) * m / k;
+        std::fill(slab_at.begin() + start, slab_at.begin() + end, int32_t(j));
+        out.end.push_back(end);
+        start = end;
+    }
+    Groups<V> gr{size_t(k)};
+    for (int64_t t = 0; t < m; ++t) {
+        const int32_t j = slab_at[size_t(key[t])];
+        const V v = signed_weight[t];
+        gr.n[j] += 1;
+        if (v > 0) gr.t0[j] += v;
+        else gr.t1[j] -= v;
+    }
+    std::vector<double> term(static_cast<size_t>(k));
+    for (int64_t j = 0; j < k; ++j) term[j] = double(std::min(gr.t0[j], gr.t1[j]));
+    std::vector<std::pair<double, int64_t>> best(static_cast<size_t>(k));
+    for (int64_t g = 0; g < p; ++g) {
+        if (!allowed_child(0, g) && !allowed_child(1, g)) continue;
+        const int32_t *kg = key + g * m;
+        binary_groups(lay.lr.row(g), signed_weight + g * m, m, [&](int64_t t) { return slab_at[size_t(kg[t])]; },
+                      least, gr, best.data());
+        for (int64_t j = 0; j < k; ++j) term[j] = std::min(term[j], best[j].first);
+    }
+    out.prefix.assign(1, 0.0);
+    for (double v : term) out.prefix.push_back(out.prefix.back() + v);
+    return out;
+}
+
 // An optimal tree of depth <= 2: its cost, a lower bound on the optimum, and its nodes
 // [f, r, f_left, r_left, f_right, r_right] (f = -1: leaf).
 struct Depth2Result {
@@ -209,15 +285,64 @@ Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_
     const bool monotone = min_leaf <= 1;
     Layout lay = make_layout(srt, rank, d);
     Scratch buf(m);
+    const int64_t p = srt.rows;
+    // per settled candidate j: lower bounds on each side's best split on each child feature, (2, p) at
+    // 2 p j (written when j is settled, read only for settled neighbours)
+    std::unique_ptr<double[]> split_bound(new double[size_t(2 * p * std::max<int64_t>(m, 1))]);
+    std::vector<double> given(size_t(2 * p));
     std::vector<int64_t> queue;  // intervals (lo, hi, a, b), first in first out
-    for (int64_t f : stump_order<LOSS>(srt, rank, d, allowed_root)) {
+    std::vector<int64_t> roots = stump_order<LOSS>(srt, rank, d, allowed_root);
+    // Two classes, where monotone: each root feature's slabs; the features are then taken least bound
+    // first (any_cut: a bound on every candidate's children), and one whose bound reaches the limit
+    // is not searched.
+    std::vector<Slabs> slabs(static_cast<size_t>(p));
+    std::vector<double> floor(static_cast<size_t>(p), 0.0);
+    if constexpr (LOSS == MISCLASSIFICATION) {
+        if (monotone && lay.kind != Layout::GENERAL && m >= 2 * KERNEL_SLAB_ROWS) {
+            for (int64_t f : roots) {
+                Buffer<int32_t> key = positions(srt, f, n_total);
+                slabs[f] = lay.kind == Layout::BINARY_INT
+                               ? depth1_slabs(lay, lay.lvi.row(0), key.row(0), m, p, allowed_child, 1)
+                               : depth1_slabs(lay, lay.lvd.row(0), key.row(0), m, p, allowed_child, 1);
+                floor[f] = slabs[f].any_cut();
+            }
+            std::stable_sort(roots.begin(), roots.end(), [&](int64_t a, int64_t b) { return floor[a] < floor[b]; });
+        }
+    }
+    for (int64_t f : roots) {
         if (std::min(best, upper_bound) <= alpha + EPS) break;
+        if (floor[f] >= std::min(best, upper_bound) - alpha - EPS) continue;
         Candidates cand = candidates(srt, rank, d, f, min_leaf);
         const int64_t T = static_cast<int64_t>(cand.rank_threshold.size());
         if (T == 0) continue;
         Buffer<int32_t> key = positions(srt, f, n_total);
         std::vector<double> ev_left(T, 0.0), ev_right(T, 0.0), dropped_left(T, 0.0), dropped_right(T, 0.0);
         Neighbours nb{cand.dist_left.data(), ev_left.data(), ev_right.data(), T, monotone};
+        if (!slabs[f].end.empty()) {
+            nb.slabs = &slabs[f];
+            nb.n_left = cand.n_left.data();
+            nb.rows = m;
+        }
+        // The neighbours' bounds on candidate j's per-feature c_g (depth1_sides) into given, as
+        // point_bounds does for the sides' optima: c_g of a subset is no more (where monotone), and of
+        // a set with rows of distance k more at most k more.
+        auto neighbour_splits = [&](int64_t j, int64_t a, int64_t b) {
+            const double *da = a >= 0 ? split_bound.get() + 2 * p * a : nullptr;
+            const double *db = b < T ? split_bound.get() + 2 * p * b : nullptr;
+            for (int64_t g = 0; g < p; ++g) {
+                double left = 0.0, right = 0.0;
+                if (da) {
+                    right = std::max(right, da[p + g] - (cand.dist_left[j] - cand.dist_left[a]));
+                    if (monotone) left = std::max(left, da[g]);
+                }
+                if (db) {
+                    left = std::max(left, db[g] - (cand.dist_left[b] - cand.dist_left[j]));
+                    if (monotone) right = std::max(right, db[p + g]);
+                }
+                given[g] = left;
+                given[p + g] = right;
+            }
+        };
         queue.assign({0, T - 1, -1, T});
         for (size_t head = 0; head < queue.size(); head += 4) {
             int64_t lo = queue[head], hi = queue[head + 1], a = queue[head + 2], b = queue[head + 3];
@@ -228,16 +353,20 @@ Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_
             auto [known_left, known_right] = nb.point_bounds(mid, a, b);
             double total = INF;
             PairResult pair{};
+            neighbour_splits(mid, a, b);
+            double *settled = split_bound.get() + 2 * p * mid;
             if (known_left + known_right >= limit - EPS) {  // its neighbours' bounds drop it
                 ev_left[mid] = known_left;
                 ev_right[mid] = known_right;
+                std::copy(given.begin(), given.end(), settled);
             } else {
                 // absolute error: each side is searched only below the limit less the other side's known
                 // bound; for the other losses the bounds only drop the middle (faster, measured)
                 double side_left = LOSS == ABSOLUTE ? known_left : 0.0;
                 double side_right = LOSS == ABSOLUTE ? known_right : 0.0;
                 pair = depth1_sides<LOSS>(srt, lay, key.row(0), key.cols, cand.n_left[mid], buf, d, order,
-                                          allowed_child, alpha, min_leaf, limit, side_left, side_right);
+                                          allowed_child, alpha, min_leaf, limit, side_left, side_right,
+                                          given.data(), settled);
                 ev_left[mid] = std::max(pair.lower[0], known_left);
                 ev_right[mid] = std::max(pair.lower[1], known_right);
                 total = alpha + pair.cost[0] + pair.cost[1];

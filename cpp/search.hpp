@@ -586,6 +586,8 @@ static_assert(DIVE_DEPTH >= 4, "the dive's children are capped as a depth-4 prob
 // Rows at the run's root from which its scans take their intervals least bound first (FeatureScan):
 // on smaller roots the incumbent that order finds late costs more work than its bound saves.
 constexpr int64_t BOUND_FIRST_ROWS = 2000;
+// Rows per slab of a root scan's slab bounds (FeatureScan::make_slabs).
+constexpr int64_t SLAB_ROWS = 1000;
 
 // Bisection over the thresholds of one feature at one node (ConTree's interval search).
 //
@@ -602,7 +604,10 @@ constexpr int64_t BOUND_FIRST_ROWS = 2000;
 // L_a ⊆ L_t and R_b ⊆ R_t, so cost(t) >= alpha + OPT(L_a) + OPT(R_b) where monotone (Neighbours
 // also has the similarity bounds). Every interval bisected then has a bound below the optimum, and
 // the least bound of the open intervals, the run's progress bound, rises with each step instead of
-// all at once at the end.
+// all at once at the end. There, at depth 3 where monotone, the rows in the feature's order are also
+// cut into slabs of about SLAB_ROWS rows, each solved at depth 2 before any candidate (Slabs): every
+// candidate's children then have bounds, those of a whole feature can exceed the incumbent before
+// its first candidate is solved, and the progress bound is above 0 before the first pass ends.
 class FeatureScan {
   public:
     FeatureScan(Search &search, const RowSet &v, int64_t feature, int64_t depth, int64_t node,
@@ -636,7 +641,13 @@ class FeatureScan {
         exact.assign(T, false);
         tree_cost.assign(T, INF);
         children.resize(T);
+        if (T && with_slabs(s, v.size(), depth, node)) make_slabs();
         if (T) push(0, int64_t(T) - 1, -1, int64_t(T));
+    }
+
+    // Whether the scans of a node of rows rows at depth depth take slab bounds.
+    static bool with_slabs(const Search &s, int64_t rows, int64_t depth, int64_t node) {
+        return s.S.best_first && node == 1 && rows >= BOUND_FIRST_ROWS && depth == 3 && s.monotone_at(2);
     }
 
     Search &s;
@@ -741,8 +752,48 @@ class FeatureScan {
     Buffer<int32_t> key;
     std::unique_ptr<Scratch> buf;
 
+    std::unique_ptr<Slabs> slabs;
+
     Neighbours neighbours() const {
-        return {dist_left.data(), solved_left.data(), solved_right.data(), int64_t(dist_left.size()), monotone};
+        Neighbours nb{dist_left.data(), solved_left.data(), solved_right.data(), int64_t(dist_left.size()), monotone};
+        if (slabs) {
+            nb.slabs = slabs.get();
+            nb.n_left = n_left.data();
+            nb.rows = view.size();
+        }
+        return nb;
+    }
+
+    // The slabs of the view in the feature's order, each solved at depth 2; a term is the slab's
+    // bound less alpha per split of a depth-2 tree (a bound on its optimum without alpha).
+    void make_slabs() {
+        const int64_t m = view.size(), p = view.srt.rows, k = std::max<int64_t>(2, m / SLAB_ROWS);
+        auto out = std::make_unique<Slabs>();
+        std::vector<int32_t> slab_of(size_t(s.P.n_total()));
+        const int32_t *order = view.srt.row(feature);
+        std::vector<Buffer<int32_t>> parts;
+        for (int64_t j = 0, start = 0; j < k; ++j) {
+            const int64_t end = (j + 1) * m / k;
+            for (int64_t t = start; t < end; ++t) slab_of[size_t(order[t])] = int32_t(j);
+            out->end.push_back(end);
+            parts.emplace_back(p, end - start);
+            start = end;
+        }
+        std::vector<int64_t> filled(static_cast<size_t>(k), 0);
+        for (int64_t g = 0; g < p; ++g) {
+            std::fill(filled.begin(), filled.end(), 0);
+            const int32_t *rows = view.srt.row(g);
+            for (int64_t t = 0; t < m; ++t) {
+                const int32_t j = slab_of[size_t(rows[t])];
+                parts[size_t(j)](g, filled[size_t(j)]++) = rows[t];
+            }
+        }
+        out->prefix.push_back(0.0);
+        for (Buffer<int32_t> &part : parts) {
+            Subtree r = s.solve(RowSet(std::move(part)), depth - 1, 2 * node, INF);
+            out->prefix.push_back(out->prefix.back() + std::max(0.0, r.lower_bound - 3.0 * s.S.alpha));
+        }
+        slabs = std::move(out);
     }
 
     struct Shrunk {
@@ -1004,17 +1055,17 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
         return open;
     };
     Clock::time_point next_publish = Clock::now();
+    auto publish = [&] {
+        next_publish = Clock::now() + std::chrono::milliseconds(50);
+        control_.live_bound.publish(size_t(share.me), std::min(cutoff(), alpha + std::min(least_open(false), unresolved)));
+    };
     auto take = [&](const Step &step) {
         if (step.split && step.cost < best - EPS) {
             best = step.cost;
             best_nodes = step.split;
             if ((!shared || shared->offer(best)) && report) control_.trace.add(best);
         }
-        if (report && Clock::now() >= next_publish) {
-            next_publish = Clock::now() + std::chrono::milliseconds(50);
-            control_.live_bound.publish(size_t(share.me),
-                                        std::min(cutoff(), alpha + std::min(least_open(false), unresolved)));
-        }
+        if (report && Clock::now() >= next_publish) publish();
     };
     auto start = [&](int64_t f) { started.push_back(scan(v, f, depth, node, cutoff())); };
     // The next step of started[k] while its feature is held, its work published to the claims.
@@ -1079,13 +1130,20 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
                 if (bound < cost - EPS) unresolved = std::min(unresolved, bound - alpha);
             }
         } else {
-            if (first_pass) {
+            const bool slabs = FeatureScan::with_slabs(*this, v.size(), depth, node);
+            if (slabs) {  // every feature's bound before any step, which replaces the first pass's
                 for (int64_t f : features) {
-                    if (cutoff() <= alpha + EPS) break;
                     start(f);
+                    if (report) publish();
+                }
+            }
+            if (first_pass && !slabs) {
+                for (size_t j = 0; j < features.size(); ++j) {
+                    if (cutoff() <= alpha + EPS) break;
+                    if (j == started.size()) start(features[j]);
                     if (depth >= 4) {  // children are searches themselves: a capped probe, the full solve later
-                        for (const Step &step : started.back()->probe(cutoff)) take(step);
-                    } else if (auto step = started.back()->step(cutoff)) {
+                        for (const Step &step : started[j]->probe(cutoff)) take(step);
+                    } else if (auto step = started[j]->step(cutoff)) {
                         take(*step);
                     }
                 }

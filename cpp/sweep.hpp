@@ -5,20 +5,29 @@
 // its own (sweep_side), its state in registers and free to stop early.
 #pragma once
 
+#include <memory>
+
 #include "loss.hpp"
 
 namespace optitree {
 
 // lr(g, t) = rank(g, srt(g, t)), and classes and weights alike: the sweeps read each feature's rows
-// in sequence instead of gathering them from the global arrays.
+// in sequence instead of gathering them from the global arrays. With two classes (binary_sides) also
+// each row's signed weight, +w for class 0 and -w for class 1: as integers (lvi) when every weight of
+// the view is an integer and their sum fits in 31 bits, else as doubles (lvd).
 struct Layout {
     Buffer<int32_t> lr, ly;
     Buffer<double> lw;
+    enum : int { GENERAL, BINARY_INT, BINARY_DOUBLE } kind = GENERAL;
+    Buffer<int32_t> lvi;
+    Buffer<double> lvd;
 };
 
 inline Layout make_layout(View srt, Ranks rank, const Targets &d) {
-    Layout lay{Buffer<int32_t>(srt.rows, srt.cols), Buffer<int32_t>(srt.rows, srt.cols),
-               Buffer<double>(srt.rows, srt.cols)};
+    Layout lay;
+    lay.lr = Buffer<int32_t>(srt.rows, srt.cols);
+    lay.ly = Buffer<int32_t>(srt.rows, srt.cols);
+    lay.lw = Buffer<double>(srt.rows, srt.cols);
     for (int64_t g = 0; g < srt.rows; ++g) {
         const int32_t *rows = srt.row(g), *rk = rank.row(g);
         int32_t *lr = lay.lr.row(g), *ly = lay.ly.row(g);
@@ -28,6 +37,27 @@ inline Layout make_layout(View srt, Ranks rank, const Targets &d) {
             lr[t] = rk[i];
             ly[t] = d.y[i];
             lw[t] = d.w[i];
+        }
+    }
+    if (d.loss != MISCLASSIFICATION || d.width != 2) return lay;
+    double total = 0.0;
+    bool integral = true;
+    const double *w0 = lay.lw.row(0);
+    for (int64_t t = 0; t < srt.cols; ++t) {
+        total += w0[t];
+        integral = integral && w0[t] == std::floor(w0[t]);
+    }
+    integral = integral && total < 2147483647.0;
+    lay.kind = integral ? Layout::BINARY_INT : Layout::BINARY_DOUBLE;
+    if (integral) lay.lvi = Buffer<int32_t>(srt.rows, srt.cols);
+    else lay.lvd = Buffer<double>(srt.rows, srt.cols);
+    for (int64_t g = 0; g < srt.rows; ++g) {
+        const int32_t *ly = lay.ly.row(g);
+        const double *lw = lay.lw.row(g);
+        for (int64_t t = 0; t < srt.cols; ++t) {
+            double v = ly[t] == 0 ? lw[t] : -lw[t];
+            if (integral) lay.lvi(g, t) = static_cast<int32_t>(v);
+            else lay.lvd(g, t) = v;
         }
     }
     return lay;
@@ -152,6 +182,60 @@ inline std::pair<double, int64_t> sweep_side(int s, const Run &run, double bar, 
     return {bar, found};
 }
 
+// Two classes: the best split on one feature of each of k groups of rows (the two sides of a split,
+// or slabs) in one pass over the feature's rows (no compaction, no early stop). With class weights
+// T0, T1 of a group and D(s) = Σ w [y = 0] - w [y = 1] over its rows of rank <= s, the misclassified
+// weight of its split at s is min(T0, T1, T1 + D(s), T0 - D(s)) (each child predicts its majority:
+// four combinations), so the group's best split needs only the least and the largest D over its
+// thresholds (a rank change within the group, >= least rows each side). group_of(t): the group of
+// the feature's t-th row. best[j] = (misclassified weight, rank threshold), threshold -1 when no
+// split fits.
+template <class V>
+struct Groups {
+    std::vector<int64_t> n;  // rows per group
+    std::vector<V> t0, t1;   // class weights per group
+    std::vector<V> acc, lo, hi;
+    std::vector<int32_t> prev, lo_at, hi_at;
+    std::vector<int64_t> count;
+    explicit Groups(size_t k) : n(k, 0), t0(k, 0), t1(k, 0), acc(k), lo(k), hi(k), prev(k), lo_at(k), hi_at(k), count(k) {}
+};
+
+template <class V, class GroupOf>
+inline void binary_groups(const int32_t *lr, const V *lv, int64_t m, GroupOf group_of, int64_t least, Groups<V> &gr,
+                          std::pair<double, int64_t> *best) {
+    const size_t k = gr.n.size();
+    std::fill(gr.acc.begin(), gr.acc.end(), V(0));
+    std::fill(gr.prev.begin(), gr.prev.end(), -1);
+    std::fill(gr.lo_at.begin(), gr.lo_at.end(), -1);
+    std::fill(gr.hi_at.begin(), gr.hi_at.end(), -1);
+    std::fill(gr.count.begin(), gr.count.end(), 0);
+    V *acc = gr.acc.data(), *lo = gr.lo.data(), *hi = gr.hi.data();
+    int32_t *prev = gr.prev.data(), *lo_at = gr.lo_at.data(), *hi_at = gr.hi_at.data();
+    int64_t *count = gr.count.data();
+    const int64_t *n = gr.n.data();
+    for (int64_t t = 0; t < m; ++t) {
+        const size_t s = size_t(group_of(t));
+        const int32_t r = lr[t];
+        const V x = acc[s];
+        if (r != prev[s] && count[s] >= least && n[s] - count[s] >= least) {
+            if (lo_at[s] < 0 || x < lo[s]) lo[s] = x, lo_at[s] = prev[s];
+            if (hi_at[s] < 0 || x > hi[s]) hi[s] = x, hi_at[s] = prev[s];
+        }
+        acc[s] = x + lv[t];
+        prev[s] = r;
+        count[s] += 1;
+    }
+    for (size_t s = 0; s < k; ++s) {
+        if (lo_at[s] < 0) {
+            best[s] = {INF, -1};
+            continue;
+        }
+        const V by_lo = gr.t1[s] + lo[s], by_hi = gr.t0[s] - hi[s];
+        const V err = std::min({gr.t0[s], gr.t1[s], by_lo, by_hi});
+        best[s] = {double(err), by_lo <= by_hi ? lo_at[s] : hi_at[s]};
+    }
+}
+
 // The best trees of depth <= 1 of both sides of a split, and their bounds.
 struct PairResult {
     double cost[2], lower[2];
@@ -166,10 +250,21 @@ struct PairResult {
 // sought; known_left/known_right are lower bounds on the two sides' optima: side 0 is searched
 // below upper - known_right, side 1 below upper - known_left. lower = min(cost, that side's bar) is
 // a bound on the side's optimum, equal to it when cost < upper.
+//
+// Per feature: split_bound (null: none) holds lower bounds (2, p) on c_g(side s) = min(cost of the
+// side's best split on feature g, alpha + the side's leaf cost); a side whose bound reaches its bar is
+// not swept (c_g >= bar > leaf: no split on g beats the bar), and features are taken in increasing
+// order of their bounds (the promising ones lower the bars first). split_out (null: not kept)
+// receives such bounds for this split: from the sweep's final bar (a sweep that stops has proven
+// that no threshold of g beats it, one that found a threshold ends at its cost), else the given
+// bound, alpha where the bar is already at alpha. c_g, unlike the best split alone, is monotone in
+// the set (a split of a superset restricted to the set is a split of it or, one side empty, its leaf
+// plus alpha) and moves by at most the distance of rows added (similarity), as a side's optimum does.
 template <int LOSS>
 PairResult depth1_sides(View srt, const Layout &lay, const int32_t *key, int64_t key_cols, int64_t n_left,
                         Scratch &buf, const Targets &d, const TargetOrder &order, Allowed allowed, double alpha,
-                        int64_t min_leaf, double upper, double known_left, double known_right) {
+                        int64_t min_leaf, double upper, double known_left, double known_right,
+                        const double *split_bound = nullptr, double *split_out = nullptr) {
     const int64_t p = srt.rows, m = srt.cols;
     const bool split = n_left < m;
     constexpr bool absolute = LOSS == ABSOLUTE;
@@ -214,10 +309,57 @@ PairResult depth1_sides(View srt, const Layout &lay, const int32_t *key, int64_t
         bar[s] = std::min(out.cost[s], upper - (s == 0 ? known_right : known_left));
         out.feature[s] = out.threshold[s] = -1;
     }
-    for (int64_t g = 0; g < p; ++g) {
+    const double cap[2] = {alpha + out.cost[0], alpha + out.cost[1]};  // alpha + each side's leaf
+    std::unique_ptr<Groups<int32_t>> gi;  // two classes: the two sides as groups
+    std::unique_ptr<Groups<double>> gd;
+    if constexpr (LOSS == MISCLASSIFICATION) {
+        auto fill = [&](auto &gr) {
+            for (int s = 0; s < 2; ++s) {
+                gr.n[s] = n_side[s];
+                gr.t0[s] = st.total(s, 0);
+                gr.t1[s] = st.total(s, 1);
+            }
+        };
+        if (lay.kind == Layout::BINARY_INT) fill(*(gi = std::make_unique<Groups<int32_t>>(2)));
+        if (lay.kind == Layout::BINARY_DOUBLE) fill(*(gd = std::make_unique<Groups<double>>(2)));
+    }
+    std::vector<int64_t> features(static_cast<size_t>(p));
+    std::iota(features.begin(), features.end(), int64_t{0});
+    if (split_bound)
+        std::stable_sort(features.begin(), features.end(), [&](int64_t a, int64_t b) {
+            return split_bound[a] + split_bound[p + a] < split_bound[b] + split_bound[p + b];
+        });
+    for (int64_t g : features) {
         bool open[2];
-        for (int s = 0; s < 2; ++s) open[s] = allowed(s, g) && n_side[s] >= 2 * min_leaf && bar[s] > alpha + EPS;
+        for (int s = 0; s < 2; ++s) {
+            const bool fits = n_side[s] >= 2 * min_leaf;
+            open[s] = allowed(s, g) && fits && bar[s] > alpha + EPS;
+            const double given = split_bound ? split_bound[s * p + g] : 0.0;
+            if (open[s] && given >= bar[s] - EPS) open[s] = false;
+            if (split_out)
+                split_out[s * p + g] = std::min(cap[s], !fits ? INF : bar[s] <= alpha + EPS ? std::max(alpha, given) : given);
+        }
         if (!(open[0] || open[1])) continue;
+        if constexpr (LOSS == MISCLASSIFICATION) {
+            if (lay.kind != Layout::GENERAL) {  // two classes: one pass, both sides exact
+                std::pair<double, int64_t> found[2];
+                const int32_t *kg = key + g * key_cols;
+                auto side_of = [&](int64_t t) { return split && kg[t] >= n_left ? 1 : 0; };
+                const int64_t least = std::max<int64_t>(min_leaf, 1);
+                if (lay.kind == Layout::BINARY_INT) binary_groups(lay.lr.row(g), lay.lvi.row(g), m, side_of, least, *gi, found);
+                else binary_groups(lay.lr.row(g), lay.lvd.row(g), m, side_of, least, *gd, found);
+                for (int s = 0; s < 2; ++s) {
+                    const double cost = alpha + found[s].first;
+                    if (open[s] && found[s].second >= 0 && cost < bar[s] - EPS) {
+                        out.cost[s] = bar[s] = cost;
+                        out.feature[s] = g;
+                        out.threshold[s] = found[s].second;
+                    }
+                    if (split_out) split_out[s * p + g] = std::min(cap[s], std::max(split_out[s * p + g], cost));
+                }
+                continue;
+            }
+        }
         const int32_t *lr = lay.lr.row(g), *ly = lay.ly.row(g), *rows = srt.row(g);
         const double *lw = lay.lw.row(g);
         if (split) {  // the two sides' rows of feature g, each a contiguous run in rank order
@@ -243,6 +385,7 @@ PairResult depth1_sides(View srt, const Layout &lay, const int32_t *key, int64_t
                 out.feature[s] = g;
                 out.threshold[s] = thr;
             }
+            if (split_out) split_out[s * p + g] = std::min(cap[s], std::max(split_out[s * p + g], cost));
         }
     }
     out.lower[0] = std::min(out.cost[0], upper - known_right);
