@@ -10,7 +10,7 @@ from experiments.runner import execute_run
 
 
 def test_tiny_study_table_and_json(tmp_path, capsys):
-    solvers = ["engine", "cart"] + (["pycontree"] if importlib.util.find_spec("pycontree") else [])
+    solvers = ["engine", "engine-binned", "cart"] + (["pycontree"] if importlib.util.find_spec("pycontree") else [])
     out = tmp_path / "out" / "scaling.json"
     results = bench_scaling.main(["--rows", "500", "--depths", "2", "--time-limit", "5", "--solvers", *solvers,
                                   "--json", str(out)])
@@ -23,25 +23,17 @@ def test_tiny_study_table_and_json(tmp_path, capsys):
     assert engine["peak_mib"] >= engine["data_mib"] > 0 and engine["seconds"] >= 0
     if "pycontree" in by:  # two exact solvers on the same rows: the same optimum
         assert by["pycontree"]["proven"] and by["pycontree"]["errors"] == engine["errors"]
+    # 500 distinct values per feature, 255 bins: proven over the bins, never better than every midpoint's optimum,
+    # and its bound (over every midpoint) never above it
+    binned = by["engine-binned"]
+    assert binned["proven"] and "over the bins" in binned["status"]
+    assert binned["bound"] <= engine["errors"] <= binned["errors"]
     line = next(row for row in table.splitlines() if "| engine |" in row)
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[:4] == ["500", "2", "engine", str(engine["errors"])] and "optimal" in cells
     saved = json.loads(out.read_text())
     assert saved["results"] == results and saved["versions"]["numpy"] and "--rows" in saved["command"]
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".bench_scaling.")]  # no temporary left
-
-
-def test_the_binned_engine_proves_over_its_bins_and_bounds_every_midpoint(capsys):
-    """engine-binned on 2 000 rows (every feature has more distinct values than 255): its tree is no better than
-    the all-midpoints optimum and its bound is at most that optimum (the engine proves it; pycontree agrees
-    in test_tiny_study_table_and_json)."""
-    results = bench_scaling.main(["--rows", "2000", "--depths", "2", "--time-limit", "30",
-                                  "--solvers", "engine", "engine-binned"])
-    by = {r["solver"]: r for r in results}
-    engine, binned = by["engine"], by["engine-binned"]
-    assert engine["proven"] and binned["proven"] and "over the bins" in binned["status"]
-    assert binned["bound"] <= engine["errors"] <= binned["errors"]
-    assert capsys.readouterr().out.count("| engine-binned |") == 1
 
 
 def test_notes_flag_false_optima_and_trees_below_the_proof():

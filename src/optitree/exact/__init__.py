@@ -31,8 +31,7 @@ of any tree rooted at it (``alpha`` + the children's optima of depth 1):
 from ._api import ExactResult, solve
 from ._bounds import SplitBounds, split_bounds
 from ._data import ExactData, prepare
-from ..problem import check_allowed
 from ._subsets import MAX_SUBSETS, honours_distinct_features
 
-__all__ = ["solve", "ExactResult", "split_bounds", "SplitBounds", "prepare", "ExactData", "check_allowed", "MAX_SUBSETS",
+__all__ = ["solve", "ExactResult", "split_bounds", "SplitBounds", "prepare", "ExactData", "MAX_SUBSETS",
            "honours_distinct_features"]

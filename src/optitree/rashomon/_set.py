@@ -20,7 +20,7 @@ from greedy import Tree
 
 from .. import exact
 from ..estimators._inputs import encode_categories, normalise_weights
-from ..problem import get_loss
+from ..problem import check_allowed, get_loss
 from ..split_space import SplitSpace, category_subsets
 from ..exact._tree import to_tree
 from ._build import MEMORY_LIMIT, Builder, _digest, counts_without, loss_of_rows, tree_at
@@ -299,9 +299,9 @@ class RashomonSet(BaseEstimator):
         return self
 
     def _allowed(self, p, depth):
-        """``allowed_features`` per level ``(depth, p)`` (:func:`optitree.exact.check_allowed`'s masks but per node)."""
+        """``allowed_features`` per level ``(depth, p)`` (:func:`optitree.problem.check_allowed`'s masks but per node)."""
         try:
-            per_node = exact.check_allowed(self.allowed_features, depth, p)
+            per_node = check_allowed(self.allowed_features, depth, p)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"allowed_features: {exc}") from None
         first = 2 ** np.arange(depth) - 1  # the first node of each level, heap order

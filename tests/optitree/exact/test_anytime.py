@@ -5,7 +5,8 @@ import pytest
 
 from optitree.exact import _anytime as anytime
 from optitree.exact import _api as api
-from optitree.exact import check_allowed, prepare, solve
+from optitree.exact import prepare, solve
+from optitree.problem import check_allowed
 from optitree.exact._anytime import class_count_bound, two_level_class_count_bound
 from optitree.exact._api import _subset_bound as subset_bound
 from support.exact_bruteforce import brute_force, random_instance
