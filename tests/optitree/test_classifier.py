@@ -268,9 +268,9 @@ def test_bad_input():
 def test_rank_scaling_gives_the_same_optimum():
     """OCT's rank scaling models the same partitions as min-max: same proven optimum."""
     rng = np.random.RandomState(1)
-    X = rng.rand(24, 2).round(2)
+    X = rng.rand(16, 2).round(2)
     y = (X[:, 0] * 3).astype(int)
-    flip = rng.rand(24) < 0.25
+    flip = rng.rand(16) < 0.25
     y[flip] = rng.randint(0, 3, flip.sum())
     fits = [
         OptimalTreeClassifier(max_depth=2, formulation="oct", feature_scaling=s, time_limit=None).fit(X, y)

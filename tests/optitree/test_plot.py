@@ -159,6 +159,7 @@ def test_plot_progress_start_without_start_event():
 def test_plot_progress_y_axis_in_training_errors():
     # a classifier's result is in its data's units: the plot shows the training errors
     X, y = optitree.datasets.load("monks1")[:2]
+    X, y = X[:60], y[:60]  # a MIP proven in a second still records its progress
     clf = optitree.OptimalTreeClassifier(max_depth=2, acceleration="none", time_limit=30).fit(X, y)
     fig, ax = plt.subplots()
     optitree.plot_progress(clf.result_, ax=ax)
