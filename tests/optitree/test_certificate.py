@@ -13,7 +13,7 @@ import pytest
 
 from optitree import OptimalTreeClassifier, OptimalTreeRegressor
 from optitree.pipeline._certificate import CertificateWarning, verify_certificate
-from support.bruteforce import best_absolute_loss, brute_force_errors, random_dataset
+from support.bruteforce import best_regression_loss, brute_force_errors, random_dataset
 
 
 @pytest.mark.parametrize("scale", [pytest.param(1.0, marks=pytest.mark.slow), 1e6, 1e9, 1e15, 1e300])
@@ -27,7 +27,7 @@ def test_regressor_certificate_matches_brute_force_at_any_target_scale(scale):
             reg = OptimalTreeRegressor(max_depth=2, loss="absolute", time_limit=None).fit(X, y)
         r = reg.result_
         baseline = np.abs(y - np.median(y)).sum()
-        truth = best_absolute_loss(X, y, np.arange(16), 2) / baseline
+        truth = best_regression_loss(X, y, np.arange(16), 2) / baseline
         assert r.proven_optimal and r.status == "optimal", (seed, r.summary())
         assert np.abs(y - reg.predict(X)).sum() / baseline == pytest.approx(truth, abs=1e-6), seed
         assert r.normalized_bound <= truth + 1e-6 and r.normalized_objective == pytest.approx(truth, abs=1e-6), seed

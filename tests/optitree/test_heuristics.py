@@ -16,14 +16,7 @@ from optitree.formulations.ort import ORTFormulation
 from optitree.heuristics import improve_linear_leaves, improve_oblique, linear_leaf_objective, oblique_objective
 from optitree.model import solution_violation
 
-
-def rotated_xor(n=400, angle=30.0, noise=0.0, seed=0):
-    rng = np.random.RandomState(seed)
-    X = rng.uniform(0, 1, (n, 2))
-    t = np.deg2rad(angle)
-    U = (X - 0.5) @ np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]]).T
-    y = ((U[:, 0] > 0) ^ (U[:, 1] > 0)).astype(int)
-    return X, np.where(rng.rand(n) < noise, 1 - y, y)
+from benchmarks.oblique import rotated_xor
 
 
 def routed_leaves(tree: Tree, X):

@@ -9,31 +9,12 @@ from greedy import CARTRegressor, Tree
 from optitree.estimators import OptimalTreeRegressor
 from optitree.solvers import SolveOptions, solve_highs
 from optitree.formulations.ort import ORTFormulation, squared_tangents
+from support.bruteforce import best_regression_loss, leaf_cost
 
 OPTS = SolveOptions(time_limit=None, node_limit=200)
 
 
 # ---------------------------------------------------------------------- independent truth
-def leaf_cost(y, loss):
-    if y.size == 0:
-        return 0.0
-    return float(np.abs(y - np.median(y)).sum()) if loss == "absolute" else float(((y - y.mean()) ** 2).sum())
-
-
-def best_split_cost(X, y, idx, depth, loss):
-    """Least loss of a tree of depth <= ``depth`` on rows ``idx``, over every midpoint threshold."""
-    best = leaf_cost(y[idx], loss)
-    if depth == 0:
-        return best
-    for f in range(X.shape[1]):
-        v = np.unique(X[idx, f])
-        for t in (v[:-1] + v[1:]) / 2:
-            left = X[idx, f] <= t
-            cost = best_split_cost(X, y, idx[left], depth - 1, loss) + best_split_cost(X, y, idx[~left], depth - 1, loss)
-            best = min(best, cost)
-    return best
-
-
 def recomputed_objective(tree, X, y, loss, alpha=0.0):
     """Objective of a regression tree from its predictions: loss / baseline + alpha * splits."""
     r = y - tree.predict(X)
@@ -64,7 +45,7 @@ def test_absolute_error_matches_brute_force(depth, n):
         reg = OptimalTreeRegressor(max_depth=depth, loss="absolute", acceleration="none", time_limit=None,
                                     node_limit=20_000).fit(X, y)
         assert reg.result_.proven_optimal, (seed, reg.result_.summary())
-        truth = best_split_cost(X, y, np.arange(y.size), depth, "absolute")
+        truth = best_regression_loss(X, y, np.arange(y.size), depth, "absolute")
         loss = np.abs(y - reg.predict(X)).sum()
         assert loss == pytest.approx(truth, abs=1e-6), seed
         assert reg.result_.normalized_objective == pytest.approx(truth / leaf_cost(y, "absolute"), abs=1e-6)
@@ -78,7 +59,7 @@ def test_squared_error_within_the_documented_approximation():
         X, y = random_set(100 + seed, n=8)
         reg = OptimalTreeRegressor(max_depth=2, loss="squared", acceleration="none", time_limit=None,
                                     node_limit=20_000).fit(X, y)
-        truth = best_split_cost(X, y, np.arange(y.size), 2, "squared") / leaf_cost(y, "squared")
+        truth = best_regression_loss(X, y, np.arange(y.size), 2, "squared") / leaf_cost(y, "squared")
         res = reg.result_
         assert res.normalized_bound <= truth + 1e-9
         assert truth - 1e-9 <= res.normalized_objective <= truth / (1 - rel) + 1e-6

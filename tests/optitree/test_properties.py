@@ -312,10 +312,10 @@ def test_this_brute_force_agrees_with_the_other_two(seed):
     """The rank-split brute force above equals the suite's vectorised one (classification)
     and the recursive median one (absolute loss), written independently."""
     from support.bruteforce import brute_force_errors, random_dataset
-    from support.bruteforce import best_absolute_loss
+    from support.bruteforce import best_regression_loss
 
     X, y = random_dataset(seed)
     assert classification_optimum(X, y, np.ones(len(y))) == brute_force_errors(X, y, DEPTH)
     targets = np.random.default_rng(seed).normal(size=len(y))
     assert absolute_loss_optimum(X, targets, np.ones(len(y))) == pytest.approx(
-        best_absolute_loss(X, targets, np.arange(len(y)), DEPTH))
+        best_regression_loss(X, targets, np.arange(len(y)), DEPTH))

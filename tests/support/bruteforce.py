@@ -1,6 +1,6 @@
 """Brute force over every tree of depth <= 2 with midpoint thresholds (numpy only), on tiny random data sets.
 
-Independent of optitree: fewest training errors (classification) and least absolute loss (regression).
+Independent of optitree: fewest training errors (classification) and least absolute or squared loss (regression).
 """
 
 import numpy as np
@@ -37,11 +37,25 @@ def random_dataset(seed, max_samples=14):
     return X, y
 
 
-def best_absolute_loss(X, y, idx, depth):
-    """Least absolute loss of a tree of depth <= ``depth`` on rows ``idx`` (every midpoint threshold)."""
-    best = float(np.abs(y[idx] - np.median(y[idx])).sum()) if idx.size else 0.0
+def leaf_cost(y, loss):
+    """Least loss of one constant on ``y``: about the median (absolute) or the mean (squared)."""
+    if y.size == 0:
+        return 0.0
+    return float(np.abs(y - np.median(y)).sum()) if loss == "absolute" else float(((y - y.mean()) ** 2).sum())
+
+
+def best_regression_loss(X, y, idx, depth, loss="absolute"):
+    """Least absolute or squared loss of a tree of depth <= ``depth`` on rows ``idx`` (every midpoint threshold)."""
+    best = leaf_cost(y[idx], loss)
     if depth == 0:
         return best
+    for f in range(X.shape[1]):
+        v = np.unique(X[idx, f])
+        for t in (v[:-1] + v[1:]) / 2:
+            left = X[idx, f] <= t
+            best = min(best, best_regression_loss(X, y, idx[left], depth - 1, loss)
+                       + best_regression_loss(X, y, idx[~left], depth - 1, loss))
+    return best
     for f in range(X.shape[1]):
         v = np.unique(X[idx, f])
         for t in (v[:-1] + v[1:]) / 2:

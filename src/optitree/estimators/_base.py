@@ -168,7 +168,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             solve_notes=tuple(self._solve_notes()), input_notes=tuple(input_notes), size_hint=self._size_hint,
             feature_names=getattr(self, "feature_names_in_", None))
         self.model_ = None
-        outcome = FitPipeline(request, form, Z, y, sample_weight, given, model_warnings).run()
+        outcome = FitPipeline(request, form, given, model_warnings).run()
         self.result_, self.model_ = outcome.result, outcome.model
         self.result_.split_space = self._describe_space(space, form)
         if outcome.error is not None:

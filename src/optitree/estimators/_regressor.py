@@ -116,14 +116,7 @@ class OptimalTreeRegressor(RegressorMixin, _OptimalTreeBase):
         The tree splits on at most this many distinct features, as in
         :class:`OptimalTreeClassifier`.
     max_bins : int >= 2 or None, default=None
-        scikit-learn's histogram rule: a numeric feature with more distinct values has only the
-        edges of ``max_bins`` quantile bins as thresholds (``greedy.FeatureBinner``), which the
-        exact engine searches far faster on large data. The proof holds over that space
-        (``result_.split_space["thresholds"]`` names the binned features) and
-        ``result_.split_space["all_midpoints_bound"]`` bounds the optimum over every midpoint from
-        below (the binned optimum bounds it from above): what the bins cost. Only where the
-        engine settles the fit (no ``constraints``, ``acceleration`` with ``proof``, constant
-        leaves, axis-aligned splits); otherwise a ValueError.
+        Thresholds at quantile bin edges, as in :class:`OptimalTreeClassifier`.
     max_category_subsets : int or "auto", default="auto"
         A categorical feature (pandas categorical column) with at most this many levels
         (categories seen in ``fit``, plus one for missing values) splits on every subset of

@@ -130,9 +130,8 @@ class FitPipeline:
     ----------
     request : FitRequest
     form : TreeFormulation
-        Not built yet; its :class:`~optitree.problem.Problem` is the fit's.
-    X, y, sample_weight : ndarray
-        Validated data, ``y`` encoded (class codes or targets), weights normalised.
+        Not built yet; its :class:`~optitree.problem.Problem` is the fit's, and its rows (``X``, ``y``
+        encoded, normalised weights) the fit's data.
     given : (greedy.Tree or None, str or None), or a callable returning it
         The start as given (``init``) and its source; a callable (e.g. greedy CART's fit) is
         called once, when a stage first needs the start (:attr:`given`): a fit the engine
@@ -142,9 +141,9 @@ class FitPipeline:
         when the MIP is built.
     """
 
-    def __init__(self, request: FitRequest, form, X, y, sample_weight, given=(None, None), model_warnings=()):
+    def __init__(self, request: FitRequest, form, given=(None, None), model_warnings=()):
         self.request, self.form, self.problem = request, form, form.problem
-        self.X, self.y, self.sample_weight = X, y, sample_weight
+        self.X, self.y, self.sample_weight = self.problem.X, self.problem.y, self.problem.weight
         self._given = given
         self.model_warnings = list(model_warnings)
         self.options = request.solve_options()
