@@ -189,13 +189,18 @@ NB_MODULE(_core, m) {
         .def(
             "start_root",
             [](SearchRun &r, In2<int32_t> view, int64_t depth, double upper_bound, int64_t threads,
-               double alone_seconds, nb::object start) {
-                r.start_root(row_set(view, r.search().P.n_total()), depth, upper_bound, threads, alone_seconds,
-                             nodes_from(start));
+               double alone_seconds, nb::object start, double inline_seconds) {
+                RowSet rows = row_set(view, r.search().P.n_total());
+                NodePtr start_tree = nodes_from(start);
+                nb::gil_scoped_release release;
+                r.start_root(std::move(rows), depth, upper_bound, threads, alone_seconds, start_tree,
+                             inline_seconds);
             },
             "view"_a, "depth"_a, "upper_bound"_a, "threads"_a, "alone_seconds"_a, "start"_a = nb::none(),
+            "inline_seconds"_a = 0.0,
             "Start solving the problem of ``view`` from its root on native threads; ``start`` (nested splits)\n"
-            "is a first incumbent when it is a tree of the problem.")
+            "is a first incumbent when it is a tree of the problem. The job first runs up to ``inline_seconds``\n"
+            "on the calling thread (the GIL released): a job ended there has no thread.")
         .def(
             "start_split_bounds",
             [](SearchRun &r, In2<int32_t> view, int64_t depth, double limit, bool tighten) {

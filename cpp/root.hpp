@@ -59,12 +59,15 @@ class SearchRun {
     }
 
     // Solve the problem of view from its root: a depth-2 start, then branch and bound (threads at the root).
-    // start_tree (null: none) is a first incumbent, used when it is a tree of the problem.
+    // start_tree (null: none) is a first incumbent, used when it is a tree of the problem. The job first
+    // runs on the calling thread for inline_seconds (see start).
     void start_root(RowSet view, int64_t depth, double upper_bound, int64_t threads, double alone_seconds,
-                    NodePtr start_tree) {
-        start([this, view = std::move(view), depth, upper_bound, threads, alone_seconds, start_tree] {
-            root_result_ = root(view, depth, upper_bound, threads, alone_seconds, start_tree);
-        });
+                    NodePtr start_tree, double inline_seconds) {
+        start(
+            [this, view = std::move(view), depth, upper_bound, threads, alone_seconds, start_tree] {
+                root_result_ = root(view, depth, upper_bound, threads, alone_seconds, start_tree);
+            },
+            inline_seconds);
     }
 
     // The cost of tree on view with the best leaf values, or none when it is not a tree of the problem
@@ -136,11 +139,15 @@ class SearchRun {
         if (thread_.joinable()) thread_.join();
     }
 
-    void start(std::function<void()> job) {
+    // Run job on a native thread, after up to inline_seconds of it on the calling thread: a small problem
+    // ends there without a thread's start and hand-off (which under load can take milliseconds). A job
+    // the slice cuts runs again on the thread, from the cache and trace the calling thread left.
+    void start(std::function<void()> job, double inline_seconds = 0.0) {
         join();
         control_.stop.store(false);
         control_.trace.restart();
         done_ = false;
+        if (inline_seconds > 0.0 && run_inline(job, inline_seconds)) return;
         thread_ = std::thread([this, job = std::move(job)] {
             try {
                 job();
@@ -151,6 +158,22 @@ class SearchRun {
             done_ = true;
             done_cv_.notify_all();
         });
+    }
+
+    // The job on the calling thread with its deadline at most seconds away; whether it has ended (solved,
+    // stopped by its own limits or an interrupt, or raised).
+    bool run_inline(const std::function<void()> &job, double seconds) {
+        bool capped = false;
+        try {
+            Search::Capped cap(*search_, std::nullopt, seconds);
+            job();
+            capped = search_->exhausted;
+        } catch (...) {
+            error_ = std::current_exception();
+        }
+        if (capped && !search_->exhausted) return false;  // only the slice stopped it
+        done_ = true;
+        return true;
     }
 
     Subtree root(const RowSet &view, int64_t depth, double upper_bound, int64_t threads, double alone_seconds,

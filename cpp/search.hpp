@@ -148,16 +148,21 @@ class Cache {
     Shard &shard(const Key &k) { return shards_[(k.hash >> 7) % SHARDS]; }
 };
 
-// Improvements of the root's incumbent: (seconds since the run's start, cost), read by the caller.
+// Improvements of the root's incumbent: (seconds since the run's start, cost), read by the caller. A
+// cost not below the least so far is no improvement and is left out (a job run again after a cap
+// meets its first incumbents again).
 class Trace {
   public:
     void add(double cost) {
         std::lock_guard<std::mutex> lock(mutex_);
+        if (cost >= least_) return;
+        least_ = cost;
         points_.emplace_back(seconds_since(start_), cost);
     }
     void restart() {
         std::lock_guard<std::mutex> lock(mutex_);
         start_ = Clock::now();
+        least_ = INF;
         points_.clear();
     }
     std::vector<std::pair<double, double>> take() {
@@ -167,6 +172,7 @@ class Trace {
 
   private:
     Clock::time_point start_ = Clock::now();
+    double least_ = INF;
     std::mutex mutex_;
     std::vector<std::pair<double, double>> points_;
 };

@@ -5,7 +5,7 @@ interval bisection over each feature's thresholds, the depth-2 kernels at the bo
 features dealt to ``threads`` workers -- is ``cpp/search.hpp`` and ``cpp/root.hpp``; their comments
 give the strategy and the measurements behind it. This module states the problem to it, runs a job
 while this thread waits in slices of :data:`POLL_SECONDS` (progress, callbacks, Ctrl-C) and reads
-the outcome. Its nested splits become a ``greedy.Tree`` in :mod:`optitree.exact._tree`.
+the outcome; a small job first runs on this thread for :data:`INLINE_SECONDS`. Its nested splits become a ``greedy.Tree`` in :mod:`optitree.exact._tree`.
 """
 
 from __future__ import annotations
@@ -36,6 +36,13 @@ BEST_FIRST_THRESHOLDS = 5
 #: Seconds the root search runs on one thread before ``threads`` workers start from its cache and
 #: incumbent: most small problems are solved by then.
 ALONE_SECONDS = 0.1
+#: Seconds a root search first runs on the calling thread, without progress reports, before it goes on
+#: on a native thread; only without a node or work limit (a stop by the clock would make theirs depend
+#: on the machine) and for at most :data:`INLINE_CELLS` rows times features (its first depth-2 solve
+#: then takes milliseconds). A tiny problem ends there without the thread's start and hand-off.
+INLINE_SECONDS = 0.02
+#: Largest ``rows * features`` of a root search that starts on the calling thread.
+INLINE_CELLS = 100_000
 
 
 class Subtree(NamedTuple):
@@ -152,10 +159,13 @@ class Search:
         the least bound over the open sub-problems. ``start`` (nested splits) is the first
         incumbent when it is a tree of the problem and beats a leaf.
         """
-        if self.node_limit is not None or self.work_limit is not None:
+        limited = self.node_limit is not None or self.work_limit is not None
+        if limited:
             threads = 1
+        small = view.size <= INLINE_CELLS  # a view is one row order per feature
+        inline = INLINE_SECONDS if small and not limited else 0.0
         self._run(lambda: self.core.start_root(view, int(depth), float(upper_bound), int(threads), ALONE_SECONDS,
-                                               start), on_improve, on_bound)
+                                               start, inline), on_improve, on_bound)
         return Subtree(*self.core.root_result())
 
     def split_bounds(self, view, depth: int, limit: float, tighten: bool, on_improve=None):
