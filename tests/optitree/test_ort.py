@@ -289,8 +289,8 @@ def test_user_rows_on_leaf_values_keep_the_models_values():
     from optitree.formulations import to_heap
 
     rng = np.random.RandomState(0)
-    X = rng.rand(30, 2)
-    y = X[:, 0] * 3 + rng.randn(30) * 0.1
+    X = rng.rand(16, 2)
+    y = X[:, 0] * 3 + rng.randn(16) * 0.1
 
     def monotone(m):
         m.monotone = pyo.Constraint(expr=m.beta[0] >= m.beta[3])
