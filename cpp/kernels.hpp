@@ -219,10 +219,13 @@ constexpr int64_t KERNEL_SLAB_ROWS = 300;
 // Two classes: a view cut into slabs of about KERNEL_SLAB_ROWS consecutive rows in the order of a
 // root feature (key: positions() of it), each slab's term its optimum at depth 1 without alpha,
 // over the features allowed in either child (the least misclassified weight of a leaf or of one
-// split); one pass per feature (binary_groups).
+// split; without a minimum leaf size); one pass per feature. As in binary_groups, a slab's best
+// split needs only the least and largest D over its cuts; here every rank change within the slab
+// counts, the one before its first row too (D = 0: its leaf cost, never below it), so a slab's
+// state is its D, the rank of its last row and the two extremes.
 template <class V>
 Slabs depth1_slabs(const Layout &lay, const V *signed_weight, const int32_t *key, int64_t m, int64_t p,
-                   Allowed allowed_child, int64_t least) {
+                   Allowed allowed_child) {
     const int64_t k = std::max<int64_t>(2, m / KERNEL_SLAB_ROWS);
     Slabs out;
     std::vector<int32_t> slab_at(static_cast<size_t>(m));
@@ -232,28 +235,195 @@ Slabs depth1_slabs(const Layout &lay, const V *signed_weight, const int32_t *key
         out.end.push_back(end);
         start = end;
     }
-    Groups<V> gr{size_t(k)};
+    std::vector<V> t0(static_cast<size_t>(k), V(0)), t1(static_cast<size_t>(k), V(0));
     for (int64_t t = 0; t < m; ++t) {
         const int32_t j = slab_at[size_t(key[t])];
         const V v = signed_weight[t];
-        gr.n[j] += 1;
-        if (v > 0) gr.t0[j] += v;
-        else gr.t1[j] -= v;
+        if (v > 0) t0[j] += v;
+        else t1[j] -= v;
     }
     std::vector<double> term(static_cast<size_t>(k));
-    for (int64_t j = 0; j < k; ++j) term[j] = double(std::min(gr.t0[j], gr.t1[j]));
-    std::vector<std::pair<double, int64_t>> best(static_cast<size_t>(k));
+    for (int64_t j = 0; j < k; ++j) term[j] = double(std::min(t0[j], t1[j]));
+    struct State {
+        V d, lo, hi;
+        int32_t prev;
+    };
+    std::vector<State> state(static_cast<size_t>(k));
     for (int64_t g = 0; g < p; ++g) {
         if (!allowed_child(0, g) && !allowed_child(1, g)) continue;
-        const int32_t *kg = key + g * m;
-        binary_groups(lay.lr.row(g), signed_weight + g * m, m, [&](int64_t t) { return slab_at[size_t(kg[t])]; },
-                      least, gr, best.data());
-        for (int64_t j = 0; j < k; ++j) term[j] = std::min(term[j], best[j].first);
+        std::fill(state.begin(), state.end(), State{V(0), std::numeric_limits<V>::max(), std::numeric_limits<V>::lowest(), -1});
+        const int32_t *kg = key + g * m, *lr = lay.lr.row(g);
+        const V *v = signed_weight + g * m;
+        for (int64_t t = 0; t < m; ++t) {
+            State &x = state[size_t(slab_at[size_t(kg[t])])];
+            if (lr[t] != x.prev) {
+                x.lo = std::min(x.lo, x.d);
+                x.hi = std::max(x.hi, x.d);
+            }
+            x.d += v[t];
+            x.prev = lr[t];
+        }
+        for (int64_t j = 0; j < k; ++j) {
+            const State &x = state[size_t(j)];
+            term[j] = std::min({term[j], double(t1[j] + x.lo), double(t0[j] - x.hi)});
+        }
     }
     out.prefix.assign(1, 0.0);
     for (double v : term) out.prefix.push_back(out.prefix.back() + v);
     return out;
 }
+
+// Least and largest prefix sums of two sequences of leaves at once (a split's two sides): leaf k
+// of side s is a weight w_k followed by a set of values (their least and largest in base; none:
+// +inf, -inf), and the tree answers min and max over k and a value b of w_0 + ... + w_k + b. A
+// segment tree of (sum, least prefix, largest prefix) per side; a leaf's two weights set in
+// O(log leaves).
+struct PrefixTree {
+    struct Node {
+        double sum[2], lo[2], hi[2];
+    };
+    int64_t size = 1;
+    std::vector<Node> node, base;  // base[k]: leaf k's values (sum unused)
+
+    // leaves leaves, weights 0, no values (the caller fills base, then sets every leaf and builds).
+    void reset(int64_t leaves) {
+        size = 1;
+        while (size < leaves) size *= 2;
+        const Node empty{{0.0, 0.0}, {INF, INF}, {-INF, -INF}};
+        node.assign(size_t(2 * size), empty);
+        base.assign(size_t(size), empty);
+    }
+    void leaf(int64_t k, double w0, double w1) {
+        Node &n = node[size_t(size + k)];
+        const Node &b = base[size_t(k)];
+        n.sum[0] = w0, n.sum[1] = w1;
+        for (int s = 0; s < 2; ++s) n.lo[s] = n.sum[s] + b.lo[s], n.hi[s] = n.sum[s] + b.hi[s];
+    }
+    void pull(size_t i) {
+        Node &n = node[i];
+        const Node &l = node[2 * i], &r = node[2 * i + 1];
+        for (int s = 0; s < 2; ++s) {
+            n.sum[s] = l.sum[s] + r.sum[s];
+            n.lo[s] = std::min(l.lo[s], l.sum[s] + r.lo[s]);
+            n.hi[s] = std::max(l.hi[s], l.sum[s] + r.hi[s]);
+        }
+    }
+    void build() {
+        for (size_t i = size_t(size) - 1; i >= 1; --i) pull(i);
+    }
+    void set(int64_t k, double w0, double w1) {
+        leaf(k, w0, w1);
+        for (size_t i = size_t(size + k) / 2; i >= 1; i /= 2) pull(i);
+    }
+    const Node &root() const { return node[1]; }
+};
+
+// Two classes, without a minimum leaf size: the depth-1 optima of both sides of every candidate
+// of an interval at once. Candidate j (0 <= j < c) of root feature f sends the rows of positions
+// < cut[j] in f's order left (cut increasing; key: positions() of f); the rows of positions
+// [cut[0], cut[c - 1]) move, right at candidate 0, left from the candidate whose cut passes them.
+//
+// Per child feature g, one pass over g's order: each side's D (binary_groups) over its rows that
+// never move, at every cut of g (a rank change of the view; a cut that leaves a side empty gives
+// its leaf cost, never below it), the cuts grouped into segments k = 0..M by the number of moved
+// rows before them. At a cut of segment k a side's D is that base plus w_1 + ... + w_k, w_i the
+// weight of the i-th moved row in g's order when the side holds it, else 0: the side's least and
+// largest D are the least and largest prefix of a PrefixTree (leaf k: w_k, segment k's base
+// values), and a moved row changing sides is one leaf on each side's tree. The pass is O(m), each
+// candidate O(rows moved × log M) instead of a pass of its own.
+//
+// bound (2, p): lower bounds on c_g (depth1_sides) of each side at every candidate; a feature is
+// not swept when on each side it is not allowed or its bound reaches min(limit, the side's largest
+// leaf cost): a split on it then either costs no less than the leaf or leaves no tree of cost
+// below limit. out_left[j], out_right[j] receive min(leaf, alpha + the least error of a split on
+// a swept feature allowed on that side) for candidate j: the side's optimum wherever the two sum
+// to less than limit (a side whose optimum splits on a feature not swept costs limit or more).
+template <class V>
+void interval_sides(const Layout &lay, const V *signed_weight, const int32_t *key, int64_t m, int64_t p, int64_t f,
+                    const int64_t *cut, int64_t c, Allowed allowed, const double *bound, double limit, double alpha,
+                    double *out_left, double *out_right) {
+    const int64_t c0 = cut[0], c1 = cut[c - 1], M = c1 - c0;
+    // class weights of each side at each candidate
+    std::vector<double> t0(static_cast<size_t>(2 * c), 0.0), t1(static_cast<size_t>(2 * c), 0.0);
+    double base0[2] = {0.0, 0.0}, base1[2] = {0.0, 0.0};
+    const V *vf = signed_weight + f * m;
+    for (int64_t q = 0; q < m; ++q) {
+        if (q >= c0 && q < c1) continue;
+        const int s = q < c0 ? 0 : 1;
+        (vf[q] > 0 ? base0[s] : base1[s]) += double(vf[q] > 0 ? vf[q] : -vf[q]);
+    }
+    double moved0 = 0.0, moved1 = 0.0, all0 = 0.0, all1 = 0.0;
+    for (int64_t q = c0; q < c1; ++q) (vf[q] > 0 ? all0 : all1) += double(vf[q] > 0 ? vf[q] : -vf[q]);
+    for (int64_t j = 0, q = c0; j < c; ++j) {
+        for (; q < cut[j]; ++q) (vf[q] > 0 ? moved0 : moved1) += double(vf[q] > 0 ? vf[q] : -vf[q]);
+        t0[size_t(j)] = base0[0] + moved0;
+        t1[size_t(j)] = base1[0] + moved1;
+        t0[size_t(c + j)] = base0[1] + all0 - moved0;
+        t1[size_t(c + j)] = base1[1] + all1 - moved1;
+    }
+    double largest[2] = {0.0, 0.0};  // each side's largest leaf cost
+    for (int64_t j = 0; j < c; ++j) {
+        out_left[j] = std::min(t0[size_t(j)], t1[size_t(j)]);
+        out_right[j] = std::min(t0[size_t(c + j)], t1[size_t(c + j)]);
+        largest[0] = std::max(largest[0], out_left[j]);
+        largest[1] = std::max(largest[1], out_right[j]);
+    }
+    PrefixTree tree;
+    std::vector<double> weight(static_cast<size_t>(M));   // the moved rows' weights, in g's order
+    std::vector<int64_t> slot(static_cast<size_t>(M));    // a moved row's place in g's order, by its position in f's
+    for (int64_t g = 0; g < p; ++g) {
+        bool use[2];
+        for (int s = 0; s < 2; ++s)
+            use[s] = allowed(s, g) && bound[s * p + g] < std::min(limit, largest[s]) - EPS;
+        if (!(use[0] || use[1])) continue;
+        tree.reset(M + 1);
+        const int32_t *lr = lay.lr.row(g), *kg = key + g * m;
+        const V *v = signed_weight + g * m;
+        V d0 = 0, d1 = 0;                                       // each side's base D
+        double lo0 = INF, hi0 = -INF, lo1 = INF, hi1 = -INF;  // over the current segment's cuts
+        int64_t k = 0;
+        for (int64_t t = 0; t < m; ++t) {
+            if (t > 0 && lr[t] != lr[t - 1]) {
+                lo0 = std::min(lo0, double(d0)), hi0 = std::max(hi0, double(d0));
+                lo1 = std::min(lo1, double(d1)), hi1 = std::max(hi1, double(d1));
+            }
+            const int64_t q = kg[t];
+            const bool left = q < c0, right = q >= c1;  // without branches: the sides alternate at random
+            d0 += left ? v[t] : V(0);
+            d1 += right ? v[t] : V(0);
+            if (!(left || right)) {
+                tree.base[size_t(k)] = {{0.0, 0.0}, {lo0, lo1}, {hi0, hi1}};
+                lo0 = lo1 = INF, hi0 = hi1 = -INF;
+                weight[size_t(k)] = double(v[t]);
+                slot[size_t(q - c0)] = k;
+                ++k;
+            }
+        }
+        tree.base[size_t(M)] = {{0.0, 0.0}, {lo0, lo1}, {hi0, hi1}};
+        tree.leaf(0, 0.0, 0.0);
+        for (int64_t i = 1; i <= M; ++i) tree.leaf(i, 0.0, weight[size_t(i - 1)]);
+        tree.build();
+        for (int64_t j = 0; j < c; ++j) {
+            if (j > 0) {
+                for (int64_t q = cut[j - 1]; q < cut[j]; ++q) {
+                    const int64_t i = slot[size_t(q - c0)];
+                    tree.set(i + 1, weight[size_t(i)], 0.0);
+                }
+            }
+            double *out[2] = {out_left, out_right};
+            const PrefixTree::Node &r = tree.root();
+            for (int s = 0; s < 2; ++s) {
+                if (!use[s]) continue;
+                const double err = std::min(t1[size_t(s * c + j)] + r.lo[s], t0[size_t(s * c + j)] - r.hi[s]);
+                out[s][j] = std::min(out[s][j], alpha + err);
+            }
+        }
+    }
+}
+
+// depth2 sweeps an interval whole (interval_sides) when its candidates move at most 1 / SWEEP_SHARE
+// of the view's rows (measured: 20 000 rows at depth 3, a share of 4 to 8 costs least).
+constexpr int64_t SWEEP_SHARE = 8;
 
 // An optimal tree of depth <= 2: its cost, a lower bound on the optimum, and its nodes
 // [f, r, f_left, r_left, f_right, r_right] (f = -1: leaf).
@@ -268,7 +438,9 @@ struct Depth2Result {
 // are tried best stump first; the thresholds of each are searched by bisection over intervals (as
 // ConTree): each evaluated root threshold gets both children by depth1_sides (exact below the bound
 // that still matters); the interval between solved thresholds is shrunk or dropped by the
-// neighbours' bounds. lower_bound = min(cost, upper_bound), equal to the optimum when
+// neighbours' bounds. Two classes without a minimum leaf size: an interval whose candidates move at
+// most 1 / SWEEP_SHARE of the rows is instead swept whole (interval_sides), its best candidate's
+// tree then taken from depth1_sides. lower_bound = min(cost, upper_bound), equal to the optimum when
 // cost < upper_bound. start (cost INF: none) is a tree of the problem, the first incumbent.
 template <int LOSS>
 Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_root, Allowed allowed_child,
@@ -289,7 +461,10 @@ Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_
     // per settled candidate j: lower bounds on each side's best split on each child feature, (2, p) at
     // 2 p j (written when j is settled, read only for settled neighbours)
     std::unique_ptr<double[]> split_bound(new double[size_t(2 * p * std::max<int64_t>(m, 1))]);
-    std::vector<double> given(size_t(2 * p));
+    std::vector<double> given(static_cast<size_t>(2 * p)), interval_bound(static_cast<size_t>(2 * p));
+    std::vector<double> side_left(static_cast<size_t>(m)), side_right(static_cast<size_t>(m));  // interval_sides' results
+    // two classes, where monotone: an interval whose candidates move few rows is swept whole
+    const bool sweeps = LOSS == MISCLASSIFICATION && monotone && lay.kind != Layout::GENERAL;
     std::vector<int64_t> queue;  // intervals (lo, hi, a, b), first in first out
     std::vector<int64_t> roots = stump_order<LOSS>(srt, rank, d, allowed_root);
     // Two classes, where monotone: each root feature's slabs; the features are then taken least bound
@@ -302,8 +477,8 @@ Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_
             for (int64_t f : roots) {
                 Buffer<int32_t> key = positions(srt, f, n_total);
                 slabs[f] = lay.kind == Layout::BINARY_INT
-                               ? depth1_slabs(lay, lay.lvi.row(0), key.row(0), m, p, allowed_child, 1)
-                               : depth1_slabs(lay, lay.lvd.row(0), key.row(0), m, p, allowed_child, 1);
+                               ? depth1_slabs(lay, lay.lvi.row(0), key.row(0), m, p, allowed_child)
+                               : depth1_slabs(lay, lay.lvd.row(0), key.row(0), m, p, allowed_child);
                 floor[f] = slabs[f].any_cut();
             }
             std::stable_sort(roots.begin(), roots.end(), [&](int64_t a, int64_t b) { return floor[a] < floor[b]; });
@@ -349,6 +524,35 @@ Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_
             double limit = std::min(best, upper_bound) - alpha;
             std::tie(lo, hi) = nb.shrink(lo, hi, a, b, limit, dropped_left.data(), dropped_right.data());
             if (lo > hi) continue;
+            if (sweeps && hi > lo && (cand.n_left[hi] - cand.n_left[lo]) * SWEEP_SHARE <= m) {
+                // every candidate of [lo, hi] at once; c_g's bounds: the left's least at lo, the right's at hi
+                neighbour_splits(lo, a, b);
+                std::copy(given.begin(), given.begin() + p, interval_bound.begin());
+                neighbour_splits(hi, a, b);
+                std::copy(given.begin() + p, given.end(), interval_bound.begin() + p);
+                const int64_t c = hi - lo + 1;
+                if (lay.kind == Layout::BINARY_INT)
+                    interval_sides(lay, lay.lvi.row(0), key.row(0), m, p, f, cand.n_left.data() + lo, c, allowed_child,
+                                   interval_bound.data(), limit, alpha, side_left.data(), side_right.data());
+                else
+                    interval_sides(lay, lay.lvd.row(0), key.row(0), m, p, f, cand.n_left.data() + lo, c, allowed_child,
+                                   interval_bound.data(), limit, alpha, side_left.data(), side_right.data());
+                int64_t j = 0;
+                for (int64_t i = 1; i < c; ++i)
+                    if (side_left[i] + side_right[i] < side_left[j] + side_right[j]) j = i;
+                if (side_left[j] + side_right[j] < limit - EPS) {  // the tree, by the sweeps of that candidate
+                    PairResult pair = depth1_sides<LOSS>(srt, lay, key.row(0), key.cols, cand.n_left[lo + j], buf, d,
+                                                         order, allowed_child, alpha, min_leaf, limit, 0.0, 0.0);
+                    const double total = alpha + pair.cost[0] + pair.cost[1];
+                    if (total < best - EPS) {
+                        best = total;
+                        int64_t nodes[6] = {f, cand.rank_threshold[lo + j], pair.feature[0], pair.threshold[0],
+                                            pair.feature[1], pair.threshold[1]};
+                        std::copy(nodes, nodes + 6, out.nodes);
+                    }
+                }
+                continue;
+            }
             int64_t mid = (lo + hi) / 2;
             auto [known_left, known_right] = nb.point_bounds(mid, a, b);
             double total = INF;

@@ -736,12 +736,16 @@ class FeatureScan {
     double priority() const { return queue.empty() ? INF : priority_of(queue[next()]); }
 
     // Lowest children bound over candidates not yet resolved. After a stop (record) the neighbour
-    // bounds are stored as known bounds; a progress report records nothing: it must not change the search.
+    // bounds are stored as known bounds; a progress report records nothing: it must not change the
+    // search, and where the queue holds each interval's bound (bound_first) it reads those (bounds
+    // only rise) instead of every candidate's, which on a large root cost a pass per report.
     double open_bound(bool record = true) {
         double lowest = unresolved;
         Neighbours nb = neighbours();
         for (const Entry &e : queue)
-            lowest = std::min(lowest, nb.lowest(e.lo, e.hi, e.a, e.b, bound_left.data(), bound_right.data(), record));
+            lowest = std::min(lowest, !record && bound_first && e.first != -INF
+                                          ? e.bound
+                                          : nb.lowest(e.lo, e.hi, e.a, e.b, bound_left.data(), bound_right.data(), record));
         return lowest;
     }
 

@@ -73,6 +73,53 @@ def test_depth2_kernel_with_minimum_leaf_equals_brute_force():
     assert r.objective == depth2_brute_force(X, y, w, least=40)
 
 
+def depth2_brute_force_alpha(X, y, w, alpha, allowed):
+    """Least misclassified weight + alpha per split of a tree of depth <= 2; allowed (3, p): the
+    root's, left child's and right child's features (every midpoint)."""
+    def split_errors(mask, g):  # best single split of the rows in mask on feature g: inf if none
+        x, yy, ww = X[mask, g], y[mask], w[mask]
+        order = np.argsort(x, kind="stable")
+        xs, c0, c1 = x[order], np.cumsum(ww[order] * (yy[order] == 0)), np.cumsum(ww[order] * (yy[order] == 1))
+        cut = xs[:-1] != xs[1:]
+        if not cut.any():
+            return np.inf
+        return (np.minimum(c0[:-1], c1[:-1]) + np.minimum(c0[-1] - c0[:-1], c1[-1] - c1[:-1]))[cut].min()
+
+    def side(mask, node):
+        leaf = min(w[mask & (y == 0)].sum(), w[mask & (y == 1)].sum())
+        splits = [split_errors(mask, g) for g in range(X.shape[1]) if allowed[node, g]]
+        return min([leaf] + [alpha + e for e in splits])
+
+    best = min(w[y == 0].sum(), w[y == 1].sum())
+    for f in np.flatnonzero(allowed[0]):
+        for t in np.unique(X[:, f])[:-1]:
+            left = X[:, f] <= t
+            best = min(best, alpha + side(left, 1) + side(~left, 2))
+    return best
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("case", ["unit", "fractional", "alpha, per-node features"])
+def test_depth2_kernel_interval_sweeps_equal_brute_force(case, seed):
+    """Root features of several hundred thresholds, whose narrow intervals the kernel sweeps whole
+    (interval_sides: every candidate's children at once), children features with many ties; unit
+    weights (the integer sweep), fractional ones (floating point), alpha with per-node features.
+    (Seeds whose optimum lies in a swept interval: a sweep that let one side keep a moved row
+    fails them.)"""
+    rng = np.random.default_rng(seed)
+    n = 800
+    X = np.column_stack([rng.normal(size=n).round(2), rng.normal(size=n).round(2),
+                         rng.integers(0, 8, n), rng.normal(size=n).round(0)]).astype(float)
+    y = ((X[:, 0] * X[:, 1] + 0.3 * X[:, 2] - X[:, 3] + 0.8 * rng.normal(size=n)) > 0.5).astype(int)
+    w = rng.uniform(0.5, 2.0, n).round(3) if case == "fractional" else np.ones(n)
+    alpha = 2.5 if case.startswith("alpha") else 0.0
+    allowed = np.ones((3, 4), dtype=bool)
+    if case.startswith("alpha"):
+        allowed[1, 2] = allowed[2, 0] = False
+    r = solve(X, y, w, max_depth=2, alpha=alpha, allowed_features=allowed)
+    assert r.status == "optimal"
+    assert r.objective == pytest.approx(depth2_brute_force_alpha(X, y, w, alpha, allowed), abs=1e-9)
+
 
 def test_depth3_root_with_slabs_equals_contree():
     """2 000 rows: the root's slab bounds (and the kernel's) keep ConTree's optimum."""
