@@ -1,5 +1,5 @@
 """The depth-2 kernel of two classes from histograms (cpp/histogram.hpp): features of at most 256 ranks
-(max_bins), no minimum leaf size, from 4 000 rows in the search; the kernel itself on any rows.
+(max_bins), no minimum leaf size, from 1 000 rows in the search (HISTOGRAM_ROWS); the kernel itself on any rows.
 
 Truths: brute force over every tree on tiny sets (the kernel called directly), ConTree on a few thousand
 binned rows (fed the bin codes, so both solve the same space), and the sweep kernel on the same problem
@@ -59,7 +59,7 @@ def test_the_kernel_equals_brute_force_on_tiny_sets(seed):
 
 @pytest.mark.parametrize("depth", [2, 3])
 def test_the_search_with_histograms_equals_contree_on_binned_rows(depth):
-    """4 500 rows binned at 32: every depth-2 problem of 4 000 rows or more takes the histograms."""
+    """4 500 rows binned at 32: every depth-2 problem of 1 000 rows or more takes the histograms."""
     from support.contree import contree_errors  # skips without pycontree
     from sklearn.datasets import make_classification
 
@@ -72,7 +72,7 @@ def test_the_search_with_histograms_equals_contree_on_binned_rows(depth):
 @pytest.mark.parametrize("weights", ["integer", "fractional"])
 def test_the_search_with_histograms_equals_the_sweep_kernel(weights):
     """Weights and alpha at depths 2 and 3 on 8 400 rows of at most 12 ranks: root candidates with
-    both children of 4 000 rows or more fill the smaller child's histograms and take the larger's as
+    both children of 1 000 rows or more fill the smaller child's histograms and take the larger's as
     their parent's less them. The reference adds a feature of 8 400 ranks allowed nowhere (the same
     problem), which leaves the histograms out."""
     rng = np.random.default_rng(1)
