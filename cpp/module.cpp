@@ -148,12 +148,38 @@ NB_MODULE(_core, m) {
                     throw nb::value_error("the problem's arrays disagree in their shapes");
                 for (int64_t f : col_feature)
                     if (f < 0 || f >= p) throw nb::value_error("a pair column names a feature outside the problem");
+                const bool two_classes = loss == MISCLASSIFICATION && width == 2;
                 new (self) ProblemArrays{rank, y, w, stats,
                                          Problem{as_mat(rank), Targets{y.data(), w.data(), stats.data(), loss, width},
-                                                 std::move(col_feature), std::move(col_rank)}};
+                                                 std::move(col_feature), std::move(col_rank),
+                                                 two_classes ? make_bins(as_mat(rank)) : Bins{}}};
             },
             "rank"_a.noconvert(), "y"_a.noconvert(), "w"_a.noconvert(), "stats"_a.noconvert(), "loss"_a, "width"_a,
             "col_feature"_a, "col_rank"_a);
+
+    m.def(
+        "depth2_histograms",
+        [](const ProblemArrays &pa, In1<int32_t> rows, In1<bool> allowed_root, In2<bool> allowed_child, double alpha) {
+            const Problem &P = pa.problem;
+            const int64_t p = P.features(), m = int64_t(rows.shape(0));
+            if (P.bins.empty()) throw nb::value_error("the problem takes no histograms (two classes, <= 256 ranks)");
+            if (int64_t(allowed_root.shape(0)) != p || allowed_child.shape(0) != 2 ||
+                int64_t(allowed_child.shape(1)) != p)
+                throw nb::value_error("allowed_root is (p,), allowed_child (2, p)");
+            for (int64_t t = 0; t < m; ++t)
+                if (rows.data()[t] < 0 || rows.data()[t] >= P.n_total())
+                    throw nb::value_error("a row outside the problem");
+            Depth2Result r;
+            {
+                nb::gil_scoped_release release;
+                r = depth2_by_histograms(rows.data(), m, P.bins, P.d, allowed_root.data(),
+                                         {allowed_child.data(), 2, p}, alpha);
+            }
+            return nb::make_tuple(r.cost, std::vector<int64_t>(r.nodes, r.nodes + 6));
+        },
+        "problem"_a, "rows"_a, "allowed_root"_a, "allowed_child"_a, "alpha"_a,
+        "Optimal tree of depth <= 2 of two classes over ``rows`` from histograms (cpp/histogram.hpp):\n"
+        "``(cost, [f, r, f_left, r_left, f_right, r_right])``, ``f = -1`` a leaf.");
 
     nb::class_<SearchRun>(m, "Search",
                           "The exact search of one problem on native threads (cpp/search.hpp, cpp/root.hpp).")

@@ -15,6 +15,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "histogram.hpp"
 #include "pairs.hpp"
 
 namespace optitree {
@@ -71,6 +72,7 @@ struct Problem {
     Ranks rank;  // (p, n_total)
     Targets d;
     std::vector<int64_t> col_feature, col_rank;  // the pair kernel's columns; empty: the sweep kernel
+    Bins bins;  // two classes on features of few ranks: the histogram kernel's codes; else empty
     int64_t features() const { return rank.rows; }
     int64_t n_total() const { return rank.cols; }
     bool regression() const { return d.loss != MISCLASSIFICATION; }
@@ -398,8 +400,10 @@ class Search {
 
     // Best tree of depth <= depth for v, searching for cost < upper_bound. Never throws on a spent
     // budget: it then returns the best tree and the bound proven so far, merged with the cached ones.
-    // At depth 2 the kernel starts from the cheaper of starts on v.
-    Subtree solve(const RowSet &v, int64_t depth, int64_t node, double upper_bound, const Starts &starts = {});
+    // At depth 2 the kernel starts from the cheaper of starts on v, or reads v's histograms from
+    // given (null: none).
+    Subtree solve(const RowSet &v, int64_t depth, int64_t node, double upper_bound, const Starts &starts = {},
+                  const Histograms *given = nullptr);
 
     // Search the splits of v feature by feature from the incumbent (best, best_nodes) below
     // upper_bound; returns the best tree and min(cutoff, alpha + the least bound of an open candidate).
@@ -472,16 +476,44 @@ class Search {
     // the smaller one against what its bound leaves plus slack, or only looked up when nothing is.
     // starts: the left's and the right's (solve).
     std::pair<Subtree, Subtree> solve_children(const RowSet &left, const RowSet &right, int64_t depth, int64_t node,
-                                               double limit, double slack, const std::array<Starts, 2> &starts = {}) {
+                                               double limit, double slack, const std::array<Starts, 2> &starts = {},
+                                               const Histograms *parent = nullptr) {
         const bool left_first = left.size() >= right.size();
         const RowSet &first = left_first ? left : right, &second = left_first ? right : left;
         const int64_t first_node = 2 * node + (left_first ? 0 : 1), second_node = 2 * node + (left_first ? 1 : 0);
-        Subtree a = solve(first, depth, first_node, limit, starts[left_first ? 0 : 1]);
+        // with the parent's histograms: the smaller child's filled, the larger's the difference
+        std::optional<Histograms> small, large;
+        if (parent && depth == 2 && histograms(first) && histograms(second)) {
+            small = fill_histograms(second.srt.row(0), second.size(), P.bins, P.d);
+            large = difference(*parent, *small);
+        }
+        Subtree a = solve(first, depth, first_node, limit, starts[left_first ? 0 : 1], large ? &*large : nullptr);
         double remaining = limit - a.lower_bound;
         Subtree b = (remaining + slack > EPS || std::abs(remaining) <= EPS)
-                        ? solve(second, depth, second_node, remaining + slack, starts[left_first ? 1 : 0])
+                        ? solve(second, depth, second_node, remaining + slack, starts[left_first ? 1 : 0],
+                                small ? &*small : nullptr)
                         : known(second, depth, second_node);
         return left_first ? std::make_pair(a, b) : std::make_pair(b, a);
+    }
+
+    // The histograms of the run's root set v (node 1) whose depth-2 children take histograms, with
+    // integer weights (Histograms): filled once, kept for its candidates' children; null otherwise.
+    const Histograms *root_histograms(const RowSet &v, int64_t depth, int64_t node) {
+        if (node != 1 || depth != 3 || !histograms(v)) return nullptr;
+        const int32_t *rows = v.srt.row(0);
+        if (std::equal(rows, rows + v.size(), root_histograms_of_.begin(), root_histograms_of_.end()))
+            return root_histograms_.get();
+        root_histograms_of_.assign(rows, rows + v.size());
+        root_histograms_.reset();
+        double total = 0.0;
+        for (int64_t t = 0; t < v.size(); ++t) {
+            const double w = P.d.w[rows[t]];
+            if (w != std::floor(w)) return nullptr;
+            total += w;
+        }
+        if (total >= 2147483647.0) return nullptr;
+        root_histograms_ = std::make_unique<Histograms>(fill_histograms(rows, v.size(), P.bins, P.d));
+        return root_histograms_.get();
     }
 
     // Units the first pass of a depth-depth search at node needs (one more per feature for relaxed scans).
@@ -544,6 +576,13 @@ class Search {
         return out;
     }
 
+    // Whether the depth-2 problem of v takes the histogram kernel (exact; it needs no start): two
+    // classes on features of few ranks, no minimum leaf size, HISTOGRAM_ROWS rows or more.
+    bool histograms(const RowSet &v) const { return histograms(v.size()); }
+    bool histograms(int64_t rows) const {
+        return P.col_feature.empty() && !P.bins.empty() && S.monotone() && rows >= HISTOGRAM_ROWS;
+    }
+
     Depth2Result depth2(const RowSet &v, int64_t node, double upper_bound, const Depth2Result &start) const {
         if (!P.col_feature.empty())
             return depth2_pairs(P.col_feature.data(), P.col_rank.data(), int64_t(P.col_feature.size()), v.view(),
@@ -562,13 +601,16 @@ class Search {
         });
     }
 
-    // The views of the two sides of feature's split at rank_threshold (n_left rows left).
-    std::pair<RowSet, RowSet> partition(const RowSet &v, int64_t feature, int64_t rank_threshold,
-                                        int64_t n_left) const {
-        const int64_t p = v.srt.rows, m = v.size();
+    // The views of the two sides of feature's split at rank_threshold (n_left rows left). Sides of
+    // depth depth (0: not given) that both take the histogram kernel get their first row only: the
+    // kernel, the cache and a leaf read no other.
+    std::pair<RowSet, RowSet> partition(const RowSet &v, int64_t feature, int64_t rank_threshold, int64_t n_left,
+                                        int64_t depth = 0) const {
+        const int64_t m = v.size();
+        const int64_t p = depth == 2 && histograms(n_left) && histograms(m - n_left) ? 1 : v.srt.rows;
         Buffer<int32_t> left(p, n_left), right(p, m - n_left);
-        optitree::partition(v.view(), P.rank.row(feature), rank_threshold, left.store.data(), right.store.data(),
-                            n_left);
+        optitree::partition({v.srt.store.data(), p, m}, P.rank.row(feature), rank_threshold, left.store.data(),
+                            right.store.data(), n_left);
         return {RowSet(std::move(left)), RowSet(std::move(right))};
     }
 
@@ -578,6 +620,8 @@ class Search {
     Clock::time_point base_deadline_;
     std::unique_ptr<Search> relaxed_;
     std::map<std::pair<int64_t, int64_t>, int64_t> first_pass_work_;
+    std::vector<int32_t> root_histograms_of_;  // the rows of the set root_histograms_ belongs to
+    std::unique_ptr<Histograms> root_histograms_;
 };
 
 // Depth from which a branch node of a classification search first solves CART's split (Search::branch):
@@ -592,8 +636,12 @@ static_assert(DIVE_DEPTH >= 4, "the dive's children are capped as a depth-4 prob
 // Rows at the run's root from which its scans take their intervals least bound first (FeatureScan):
 // on smaller roots the incumbent that order finds late costs more work than its bound saves.
 constexpr int64_t BOUND_FIRST_ROWS = 2000;
-// Rows per slab of a root scan's slab bounds (FeatureScan::make_slabs).
+// Rows per slab of a root scan's slab bounds (FeatureScan::make_slabs), and the most slabs per
+// feature on data that takes the histogram kernel, whose fixed p² B² per slab would otherwise
+// dominate: beyond it the slabs grow (10^6 rows: 64 slabs of 15 625 rows, about 10 s in all,
+// instead of 1 000 of 1 000 rows, more than 60 s).
 constexpr int64_t SLAB_ROWS = 1000;
+constexpr int64_t MAX_SLABS = 64;
 
 // Bisection over the thresholds of one feature at one node (ConTree's interval search).
 //
@@ -696,9 +744,10 @@ class FeatureScan {
                 };
                 sides = {side(0), side(1)};
             } else {
-                auto [left, right] = s.partition(view, feature, rank_threshold[mid], n_left[mid]);
+                auto [left, right] = s.partition(view, feature, rank_threshold[mid], n_left[mid], depth - 1);
                 double slack = std::max(dist_left[mid] - dist_left[lo], dist_left[hi] - dist_left[mid]);
-                sides = s.solve_children(left, right, depth - 1, node, limit, slack, starts_at(a, b));
+                sides = s.solve_children(left, right, depth - 1, node, limit, slack, starts_at(a, b),
+                                         s.root_histograms(view, depth, node));
             }
             double cost = settle(k, lo, mid, hi, a, b, sides);
             NodePtr split = split_at(mid, sides);
@@ -775,9 +824,12 @@ class FeatureScan {
     }
 
     // The slabs of the view in the feature's order, each solved at depth 2; a term is the slab's
-    // bound less alpha per split of a depth-2 tree (a bound on its optimum without alpha).
+    // bound less alpha per split of a depth-2 tree (a bound on its optimum without alpha). Slabs
+    // that take the histogram kernel get the first row of their view only (Search::partition).
     void make_slabs() {
-        const int64_t m = view.size(), p = view.srt.rows, k = std::max<int64_t>(2, m / SLAB_ROWS);
+        const int64_t m = view.size(), n_slabs = std::max<int64_t>(2, m / SLAB_ROWS);
+        const int64_t k = s.histograms(HISTOGRAM_ROWS) ? std::min(n_slabs, MAX_SLABS) : n_slabs;
+        const int64_t p = depth == 3 && s.histograms(m / k) ? 1 : view.srt.rows;
         auto out = std::make_unique<Slabs>();
         std::vector<int32_t> slab_of(size_t(s.P.n_total()));
         const int32_t *order = view.srt.row(feature);
@@ -948,7 +1000,8 @@ class FeatureScan {
 
 // ------------------------------------------------------------------ Search, defined
 
-inline Subtree Search::solve(const RowSet &v, int64_t depth, int64_t node, double upper_bound, const Starts &starts) {
+inline Subtree Search::solve(const RowSet &v, int64_t depth, int64_t node, double upper_bound, const Starts &starts,
+                            const Histograms *given) {
     const int64_t m = v.size();
     if (depth == 0 || m < 2 * S.min_leaf) {
         double cost = leaf_cost(v);
@@ -973,8 +1026,13 @@ inline Subtree Search::solve(const RowSet &v, int64_t depth, int64_t node, doubl
             result = {r.cost[0], r.lower[0], r.feature[0] < 0 ? nullptr : make_node(r.feature[0], r.threshold[0])};
         } else if (depth == 2) {
             spend(m);
-            Depth2Result a = depth2_start(v, starts[0]), b = depth2_start(v, starts[1]);
-            Depth2Result r = depth2(v, node, upper_bound, a.cost <= b.cost ? a : b);
+            Depth2Result r;
+            if (histograms(v)) {
+                r = depth2_by_histograms(v.srt.row(0), m, P.bins, P.d, S.at(node), S.children(node), S.alpha, given);
+            } else {
+                Depth2Result a = depth2_start(v, starts[0]), b = depth2_start(v, starts[1]);
+                r = depth2(v, node, upper_bound, a.cost <= b.cost ? a : b);
+            }
             NodePtr nodes;
             if (r.nodes[0] >= 0) {
                 NodePtr left = r.nodes[2] < 0 ? nullptr : make_node(r.nodes[2], r.nodes[3]);
