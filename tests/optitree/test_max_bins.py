@@ -1,8 +1,13 @@
 """``max_bins`` on the estimators: the engine's proof over quantile bin edges, stated on the certificate,
 with a bound over every midpoint, and never a tree worse than CART's."""
 
+import io
+
 import numpy as np
 import pytest
+from sklearn.datasets import make_classification
+
+import optitree.pipeline._progress as progress
 
 from greedy import CARTClassifier, CARTRegressor, FeatureBinner
 from optitree import OptimalTreeClassifier, OptimalTreeRegressor
@@ -54,6 +59,22 @@ def test_the_regressor_never_returns_worse_than_cart_and_states_the_space():
     assert sse <= float(((cart.predict(X) - y) ** 2).sum()) * (1 + 1e-9)
     assert r.objective == pytest.approx(sse, rel=1e-9) and r.bound <= every * (1 + 1e-9)
     assert "max_bins=3" in r.split_space["thresholds"] and r.split_space["all_midpoints_bound"] <= every * (1 + 1e-9)
+
+
+def test_no_point_of_the_trace_or_the_progress_line_is_worse_than_cart(monkeypatch):
+    """From 2 000 rows CART's tree is the fit's from the start, and over bins it stays the answer until the
+    engine beats it (its thresholds lie between bin edges, so the engine's search cannot start from it)."""
+    X, y = make_classification(n_samples=3000, n_features=5, random_state=0)
+    clf = OptimalTreeClassifier(max_depth=2, max_bins=8).fit(X, y)
+    cart = int((CARTClassifier(max_depth=2, random_state=clf._seed()).fit(X, y).predict(X) != y).sum())
+    incumbents = [point["incumbent"] for point in clf.result_.trace]
+    assert incumbents[0] <= cart and max(incumbents) <= cart and all(
+        point["bound"] <= point["incumbent"] for point in clf.result_.trace)
+    monkeypatch.setattr(progress, "QUIET_SECONDS", 0.0)
+    stream = io.StringIO()
+    watch = progress.FitWatch(verbose=1, label="errors", stream=stream)
+    watch.engine_callback("engine", 1.0, held=224.0)({"incumbent": 1500.0, "bound": 300.0, "nodes": 1})
+    assert "incumbent 224 errors  bound 224" in stream.getvalue()
 
 
 @pytest.mark.parametrize("kwargs", [dict(max_bins=1), dict(max_bins=2.5), dict(max_bins="16"),

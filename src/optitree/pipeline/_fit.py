@@ -242,11 +242,15 @@ class FitPipeline:
         # with them it runs after the build, honouring the feature restrictions the user rows imply
         fraction = ENGINE_SHARE_FINAL if self._engine_final() else 0.9 if stage.sees_all else 0.5
         share = None if self.options.time_limit is None else fraction * self.options.time_limit
+        start = self.given[0] if self.X.shape[0] >= ENGINE_START_ROWS else None
+        # over max_bins's thresholds the start (between bin edges) stays the answer until the engine
+        # beats it (engine_result's fallback): the progress line never shows worse
+        held = self.form.objective_of_tree(start) if (
+            start is not None and self.problem.max_bins is not None and stage.admits(start)) else None
         with self.watch.stage("engine"):
             result = stage.solve(self.data, self.problem, time_limit=share,
-                                 callback=self.watch.engine_callback("engine", self.form.model_error_scale),
-                                 threads=request.threads, work_limit=request.work_limit,
-                                 start=self.given[0] if self.X.shape[0] >= ENGINE_START_ROWS else None)
+                                 callback=self.watch.engine_callback("engine", self.form.model_error_scale, held=held),
+                                 threads=request.threads, work_limit=request.work_limit, start=start)
         self.watch.known(bound=stage.engine["bound"] if stage.lower_bounds else None)
         return result
 

@@ -298,12 +298,15 @@ class FitWatch:
             self.guarded -= 1
         self.check()
 
-    def engine_callback(self, name: str, units: float, values: bool = True):
+    def engine_callback(self, name: str, units: float, values: bool = True, held: float | None = None):
         """``callback(point) -> bool`` for :func:`optitree.exact.solve` / ``split_bounds``.
 
         ``units``: model objective per engine unit (points arrive in engine units).
         ``values``: the point's incumbent and bound are the fit's (the engine's solve of the
         whole problem); False for bounds on sub-problems, whose values the line must not show.
+        ``held``: the objective (model units) of a tree the fit returns unless the engine beats it
+        (a start outside the engine's split space): the line's incumbent is never above it, nor
+        its bound above its incumbent.
         """
         def callback(point):
             if self.line is not None:
@@ -311,6 +314,10 @@ class FitWatch:
                 for key in ("incumbent", "bound") if values else ():
                     v = point.get(key)
                     scaled[key] = None if v is None or not math.isfinite(v) else v * units
+                if values and held is not None:
+                    scaled["incumbent"] = held if scaled["incumbent"] is None else min(scaled["incumbent"], held)
+                    if scaled["bound"] is not None:
+                        scaled["bound"] = min(scaled["bound"], scaled["incumbent"])
                 self.line.show(scaled)
             if self.check():
                 if name not in self.stopped_in:

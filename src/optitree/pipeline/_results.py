@@ -5,6 +5,8 @@ would be, so ``result_`` reads the same whichever stage ended the fit.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._provenance import package_versions
 from ..solvers import SolveResult, relative_gap
 from ._certificate import verify_certificate
@@ -40,9 +42,11 @@ def engine_result(form, stage, engine, tree, options, *, rel_gap, solver, fallba
     scale = form.model_error_scale
     proven = engine.status == "optimal"
     bound = objective if proven else min(engine.bound * scale, objective)
-    if (binned or not proven) and fallback[0] is not None and stage.admits(fallback[0]) and (
-            form.objective_of_tree(fallback[0]) < objective * (1 - 1e-12)):
-        tree, objective = fallback[0], form.objective_of_tree(fallback[0])
+    # the fallback is the fit's answer whenever the engine's best is worse: its objective caps the trace
+    held = form.objective_of_tree(fallback[0]) if (
+        (binned or not proven) and fallback[0] is not None and stage.admits(fallback[0])) else np.inf
+    if held < objective * (1 - 1e-12):
+        tree, objective = fallback[0], held
         stage.engine["returned"] = fallback[1]
         if binned:
             below = engine.all_midpoints_bound
@@ -50,8 +54,12 @@ def engine_result(form, stage, engine, tree, options, *, rel_gap, solver, fallba
                                                                                                   objective)
     if proven:
         stage.certificate = "engine"
-    trace = [{"time": t, "incumbent": inc * scale, "bound": b * scale, "gap": relative_gap(inc * scale, b * scale),
-              "nodes": None, "event": "progress"} for t, inc, b in engine.trace]
+    trace = []
+    for t, inc, b in engine.trace:
+        inc = min(inc * scale, held)
+        b = min(b * scale, inc)
+        trace.append({"time": t, "incumbent": inc, "bound": b, "gap": relative_gap(inc, b), "nodes": None,
+                      "event": "progress"})
     termination = "optimal" if proven else engine.status if engine.status in ("node_limit", "work_limit",
                                                                                "interrupted") else "time_limit"
     if not proven and engine.status == "optimal":  # a better start outside the binned space, as for NaN routing
