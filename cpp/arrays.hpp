@@ -1,6 +1,7 @@
 // Plain views of the engine's arrays: row-major, no ownership, no Python.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -47,6 +48,16 @@ struct Targets {
     int64_t width;  // classes, or 3 (Σw, Σwt, Σwt²)
     const double *stat(int64_t i) const { return stats + 4 * i; }
     double target(int64_t i) const { return stats[4 * i + 3]; }
+    // Whether every weight of rows[0..m) is an integer and their sum fits in 31 bits: class-weight
+    // sums over them are then exact in int32_t.
+    bool int32_weights(const int32_t *rows, int64_t m) const {
+        double total = 0.0;
+        for (int64_t t = 0; t < m; ++t) {
+            if (w[rows[t]] != std::floor(w[rows[t]])) return false;
+            total += w[rows[t]];
+        }
+        return total < 2147483647.0;
+    }
 };
 
 // A sample set: row f lists the set's rows sorted by rank[f] (the kernels' "view").

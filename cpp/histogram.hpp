@@ -350,14 +350,7 @@ Depth2Result depth2_histograms(const int32_t *rows, int64_t m, const Bins &bins,
 inline Depth2Result depth2_by_histograms(const int32_t *rows, int64_t m, const Bins &bins, const Targets &d,
                                          const bool *allowed_root, Allowed allowed_child, double alpha,
                                          const Histograms *given = nullptr) {
-    double total = 0.0;
-    bool integral = true;
-    for (int64_t t = 0; t < m; ++t) {
-        const double w = d.w[rows[t]];
-        total += w;
-        integral = integral && w == std::floor(w);
-    }
-    if (integral && total < 2147483647.0)
+    if (d.int32_weights(rows, m))
         return depth2_histograms<int32_t>(rows, m, bins, d, allowed_root, allowed_child, alpha, given);
     return depth2_histograms<double>(rows, m, bins, d, allowed_root, allowed_child, alpha);
 }

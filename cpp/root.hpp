@@ -163,15 +163,13 @@ class SearchRun {
     // The job on the calling thread with its deadline at most seconds away; whether it has ended (solved,
     // stopped by its own limits or an interrupt, or raised).
     bool run_inline(const std::function<void()> &job, double seconds) {
-        bool capped = false;
+        bool cut = false;
         try {
-            Search::Capped cap(*search_, std::nullopt, seconds);
-            job();
-            capped = search_->exhausted;
+            cut = search_->cut_by(std::nullopt, seconds, job);
         } catch (...) {
             error_ = std::current_exception();
         }
-        if (capped && !search_->exhausted) return false;  // only the slice stopped it
+        if (cut) return false;  // only the slice stopped it
         done_ = true;
         return true;
     }
@@ -209,13 +207,10 @@ class SearchRun {
         Search &s = *search_;
         const std::vector<int64_t> features = s.feature_order(view, 1);
         Subtree alone;
-        bool capped;
-        {
-            Search::Capped cap(s, std::nullopt, alone_seconds);  // most small problems end here
+        const bool cut = s.cut_by(std::nullopt, alone_seconds, [&] {  // most small problems end here
             alone = s.branch(view, depth, 1, upper_bound, best, best_nodes, true, &features, {}, first_pass);
-            capped = s.exhausted;
-        }
-        if (!capped || s.exhausted) return alone;  // solved, or stopped by the search's own limits
+        });
+        if (!cut) return alone;  // solved, or stopped by the search's own limits
         if (alone.cost < best - EPS) {
             best = alone.cost;
             best_nodes = alone.nodes;

@@ -387,6 +387,18 @@ class Search {
         Limits saved_;
     };
 
+    // Run f() under Capped(cap, seconds); whether the cap alone stopped it (not the search's own limits).
+    template <class F>
+    bool cut_by(std::optional<int64_t> cap, std::optional<double> seconds, F &&f) {
+        bool stopped;
+        {
+            Capped capped(*this, cap, seconds);
+            f();
+            stopped = exhausted;
+        }
+        return stopped && !exhausted;
+    }
+
     double leaf_cost(const RowSet &v) const { return optitree::leaf_cost(v.srt.row(0), v.size(), P.d); }
 
     // What is known of a sub-problem without solving it: a leaf, or the cached result when better.
@@ -496,6 +508,18 @@ class Search {
         return left_first ? std::make_pair(a, b) : std::make_pair(b, a);
     }
 
+    // Both children of a split at node, each solved with the work of its first pass (a probe).
+    std::pair<Subtree, Subtree> probe_children(const RowSet &left, const RowSet &right, int64_t depth, int64_t node,
+                                               double limit) {
+        Subtree sides[2];
+        for (int side = 0; side < 2; ++side) {
+            const int64_t child = 2 * node + side;
+            Capped capped(*this, first_pass_work(depth, child), std::nullopt);
+            sides[side] = solve(side == 0 ? left : right, depth, child, limit);
+        }
+        return {sides[0], sides[1]};
+    }
+
     // The histograms of the run's root set v (node 1) whose depth-2 children take histograms, with
     // integer weights (Histograms): filled once, kept for its candidates' children; null otherwise.
     const Histograms *root_histograms(const RowSet &v, int64_t depth, int64_t node) {
@@ -505,13 +529,7 @@ class Search {
             return root_histograms_.get();
         root_histograms_of_.assign(rows, rows + v.size());
         root_histograms_.reset();
-        double total = 0.0;
-        for (int64_t t = 0; t < v.size(); ++t) {
-            const double w = P.d.w[rows[t]];
-            if (w != std::floor(w)) return nullptr;
-            total += w;
-        }
-        if (total >= 2147483647.0) return nullptr;
+        if (!P.d.int32_weights(rows, v.size())) return nullptr;
         root_histograms_ = std::make_unique<Histograms>(fill_histograms(rows, v.size(), P.bins, P.d));
         return root_histograms_.get();
     }
@@ -949,14 +967,8 @@ class FeatureScan {
         } catch (const BudgetExhausted &) {
             return std::nullopt;
         }
-        auto views = s.partition(view, feature, rank_threshold[j], n_left[j]);
-        Subtree sides[2];
-        for (int side = 0; side < 2; ++side) {
-            const int64_t child = 2 * node + side;
-            Search::Capped capped(s, s.first_pass_work(depth - 1, child), std::nullopt);
-            sides[side] = s.solve(side == 0 ? views.first : views.second, depth - 1, child, limit);
-        }
-        return std::make_pair(sides[0], sides[1]);
+        auto [left, right] = s.partition(view, feature, rank_threshold[j], n_left[j]);
+        return s.probe_children(left, right, depth - 1, node, limit);
     }
 
     // Probe the feature's best single split too (classification): its children capped as the
@@ -1163,17 +1175,9 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
             if (std::optional<Split> g = gini_split(v, node); g && cutoff() - alpha > EPS) {
                 spend(v.size());
                 auto [left, right] = partition(v, g->feature, g->rank_threshold, g->n_left);
-                std::pair<Subtree, Subtree> sides;
-                if (first_pass) {  // as a first pass's probe (depth >= 4): children capped
-                    Subtree kids[2];
-                    for (int side = 0; side < 2; ++side) {
-                        Capped capped(*this, first_pass_work(depth - 1, 2 * node + side), std::nullopt);
-                        kids[side] = solve(side == 0 ? left : right, depth - 1, 2 * node + side, cutoff() - alpha);
-                    }
-                    sides = {kids[0], kids[1]};
-                } else {
-                    sides = solve_children(left, right, depth - 1, node, cutoff() - alpha, 0.0);
-                }
+                // as a first pass's probe (depth >= 4): children capped
+                auto sides = first_pass ? probe_children(left, right, depth - 1, node, cutoff() - alpha)
+                                        : solve_children(left, right, depth - 1, node, cutoff() - alpha, 0.0);
                 take({0.0, alpha + sides.first.cost + sides.second.cost,
                       make_node(g->feature, g->rank_threshold, sides.first.nodes, sides.second.nodes)});
             }

@@ -40,14 +40,7 @@ inline Layout make_layout(View srt, Ranks rank, const Targets &d) {
         }
     }
     if (d.loss != MISCLASSIFICATION || d.width != 2) return lay;
-    double total = 0.0;
-    bool integral = true;
-    const double *w0 = lay.lw.row(0);
-    for (int64_t t = 0; t < srt.cols; ++t) {
-        total += w0[t];
-        integral = integral && w0[t] == std::floor(w0[t]);
-    }
-    integral = integral && total < 2147483647.0;
+    const bool integral = d.int32_weights(srt.row(0), srt.cols);
     lay.kind = integral ? Layout::BINARY_INT : Layout::BINARY_DOUBLE;
     if (integral) lay.lvi = Buffer<int32_t>(srt.rows, srt.cols);
     else lay.lvd = Buffer<double>(srt.rows, srt.cols);
@@ -182,8 +175,8 @@ inline std::pair<double, int64_t> sweep_side(int s, const Run &run, double bar, 
     return {bar, found};
 }
 
-// Two classes: the best split on one feature of each of k groups of rows (the two sides of a split,
-// or slabs) in one pass over the feature's rows (no compaction, no early stop). With class weights
+// Two classes: the best split on one feature of each of k groups of rows (the two sides of a split)
+// in one pass over the feature's rows (no compaction, no early stop). With class weights
 // T0, T1 of a group and D(s) = Σ w [y = 0] - w [y = 1] over its rows of rank <= s, the misclassified
 // weight of its split at s is min(T0, T1, T1 + D(s), T0 - D(s)) (each child predicts its majority:
 // four combinations), so the group's best split needs only the least and the largest D over its
