@@ -30,6 +30,27 @@ def test_from_sklearn_regressor_matches():
     np.testing.assert_allclose(tree.predict(X), est.predict(X))
 
 
+def test_deep_unbalanced_tree_routes_as_sklearn_with_and_without_nan():
+    # numeric splits over X without NaN take one step per level for every row; with a NaN
+    # column unused by the tree the rows take the general route: both must reach sklearn's leaves
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 5)).astype(np.float32).astype(np.float64)
+    y = X[:, 0] ** 2 + np.sin(3 * X[:, 1]) + 0.1 * rng.normal(size=400)
+    est = DecisionTreeRegressor(max_depth=12, min_samples_leaf=2, random_state=0).fit(X[:, :4], y)
+    tree = Tree.from_sklearn(est)
+    assert tree.max_depth >= 8 and tree.n_leaves > 50
+    expected = est.apply(X[:, :4])
+    np.testing.assert_array_equal(tree.apply(X[:, :4]), expected)
+    np.testing.assert_allclose(tree.predict(X[:, :4]), est.predict(X[:, :4]))
+    rows, leaves, weights = tree.route(X[:, :4])
+    np.testing.assert_array_equal(rows, np.arange(400))
+    np.testing.assert_array_equal(weights, 1.0)
+    routed = Tree.from_dict({**tree.to_dict(), "n_features": 5, "missing_left": np.ones(tree.node_count)})
+    with_nan = X.copy()
+    with_nan[::7, 4] = np.nan  # a feature the tree never reads
+    np.testing.assert_array_equal(routed.apply(with_nan), expected)
+
+
 def test_json_round_trip(iris_tree):
     X, _, _, tree = iris_tree
     again = Tree.from_json(json.dumps(json.loads(tree.to_json())))

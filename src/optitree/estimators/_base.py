@@ -132,7 +132,8 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
         """
         if self.solver != "dp":
             check_solver_available(self.solver)
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sample_weight = np.ones(X.shape[0]) if sample_weight is None else _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         sample_weight, input_notes = normalise_weights(sample_weight)
         seed = self._seed()
         if self._start_deferrable(X):

@@ -185,6 +185,9 @@ def prepare(X, y=None, sample_weight=None, *, loss="misclassification", max_bins
         t = units.targets(y[kept])
         stats = np.ascontiguousarray(np.c_[wk, wk * t, wk * t * t, t])
         classes, codes = np.zeros(0), np.zeros(n, np.int32)
+    elif problem is not None and y.size and np.bincount(y).all():  # the problem's codes 0..K-1, each present
+        classes, codes = np.arange(int(y.max()) + 1), y
+        stats = np.zeros((1, 4))
     else:
         classes, codes = np.unique(y, return_inverse=True)
         stats = np.zeros((1, 4))
@@ -192,15 +195,16 @@ def prepare(X, y=None, sample_weight=None, *, loss="misclassification", max_bins
     # one stable sort of every column: the view (rows by rank, ties in row order), the dense ranks
     # (np.unique's inverse) and the distinct values, without a sort per feature
     order = np.argsort(Xk.T, axis=1, kind="stable")
-    ordered = np.take_along_axis(Xk.T, order, axis=1)
+    column = np.arange(p)[:, None]
+    ordered = Xk.T[column, order]
     first = np.ones(ordered.shape, bool)  # the first of each run of equal values
     np.not_equal(ordered[:, 1:], ordered[:, :-1], out=first[:, 1:])
     rank = np.empty((p, kept.size), np.int32)
-    np.put_along_axis(rank, order, np.cumsum(first, axis=1, dtype=np.int32) - 1, axis=1)
+    rank[column, order] = np.cumsum(first, axis=1, dtype=np.int32) - 1
     values = ordered[first]  # each feature's distinct values in turn
-    ends = np.cumsum(np.count_nonzero(first, axis=1))
+    ends = np.cumsum(first.sum(axis=1)).tolist()
     mids = midpoint_threshold(values[:-1], values[1:])  # and between the features, dropped here
-    thresholds = [mids[start:end - 1] for start, end in zip(np.r_[0, ends[:-1]].tolist(), ends.tolist())]
+    thresholds = [mids[start:end - 1] for start, end in zip([0] + ends[:-1], ends)]
     view = order.astype(np.int32)
     binned = np.array([max_bins is not None and len(t) >= max_bins for t in thresholds], dtype=bool)
     if binned.any():  # bin codes are a monotone map of the ranks: the view stays sorted

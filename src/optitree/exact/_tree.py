@@ -22,28 +22,36 @@ def to_tree(data: ExactData, nodes, rows) -> Tree:
     ``Tree.fill_statistics`` on ``data.X[rows]``, from the rows the splits send to each node
     (``rank[f] <= r`` is ``x[f] <= thresholds[f][r]``).
     """
-    left, right, feature, threshold = [], [], [], []
-    rank = data.rank[:, rows]
-    at_rows, at_nodes = [], []  # per node (in id order) the positions in `rows` reaching it, increasing
-    stack = [(nodes, -1, False, np.arange(rows.size))]
-    while stack:
-        node, parent, is_left, here = stack.pop()
+    left, right, feature, rank_threshold = [], [], [], []
+
+    def add(node) -> int:  # ids in preorder, left subtree first
         idx = len(left)
         left.append(TREE_LEAF), right.append(TREE_LEAF)
-        at_rows.append(here)
-        if parent >= 0:
-            (left if is_left else right)[parent] = idx
         if node is None:
-            feature.append(LEAF_FEATURE), threshold.append(np.nan)
-            continue
-        f, r, lo, hi = node
-        feature.append(f), threshold.append(float(data.thresholds[f][r]))
-        goes_left = rank[f, here] <= r
-        stack.append((hi, idx, False, here[~goes_left]))
-        stack.append((lo, idx, True, here[goes_left]))
+            feature.append(LEAF_FEATURE), rank_threshold.append(-1)
+        else:
+            feature.append(node[0]), rank_threshold.append(node[1])
+            left[idx] = add(node[2])
+            right[idx] = add(node[3])
+        return idx
+
+    add(nodes)
     n = len(left)
-    positions = np.concatenate(at_rows)
-    at_node = np.repeat(np.arange(n), [a.size for a in at_rows])
+    feature_of, rank_of = np.array(feature, np.intp), np.array(rank_threshold, np.int64)
+    left_of, right_of = np.array(left, np.intp), np.array(right, np.intp)
+    # the (position in rows, node) pairs of every row's path, one level at a time: within a level the
+    # positions increase, and a node lies on one level, so each node's rows come in increasing order
+    rank = data.rank[:, rows]
+    here, at = np.arange(rows.size), np.zeros(rows.size, np.intp)
+    path_positions, path_nodes = [here], [at]
+    while here.size:
+        split = feature_of[at] >= 0
+        here, at = here[split], at[split]
+        goes_left = rank[feature_of[at], here] <= rank_of[at]
+        at = np.where(goes_left, left_of[at], right_of[at])
+        path_positions.append(here), path_nodes.append(at)
+    positions, at_node = np.concatenate(path_positions), np.concatenate(path_nodes)
+    threshold = [float(data.thresholds[f][r]) if f >= 0 else np.nan for f, r in zip(feature, rank_threshold)]
     if not data.is_regression:
         value, counts, wsum, impurity = node_statistics(positions, at_node, data.y[rows], data.weight[rows] * data.weight_unit,
                                                         n, data.n_classes)
@@ -53,9 +61,9 @@ def to_tree(data: ExactData, nodes, rows) -> Tree:
                                                     data.weight[rows] * data.weight_unit, n, None)
     if data.loss == "absolute":  # median leaves
         value = value.copy()
-        for leaf in np.flatnonzero(np.asarray(left) == TREE_LEAF):
-            if at_rows[leaf].size:
-                at = rows[at_rows[leaf]]
+        for leaf in np.flatnonzero(left_of == TREE_LEAF):
+            at = rows[positions[at_node == leaf]]
+            if at.size:
                 value[leaf, 0] = weighted_median(data.targets(at), data.weight[at])
     return Tree(left, right, feature, threshold, value, n_features=data.n_features, task="regression",
                 n_node_samples=counts, weighted_n_node_samples=wsum, impurity=impurity)

@@ -220,21 +220,20 @@ class SolveResult:
         ``E(T) + alpha * L̂ * splits``: weighted errors, squared or absolute error, plus the penalty.
         """
         def user(value):
-            if value is None:
-                return None
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return float(np.float64(value) / normalization)
+            return None if value is None else float(np.float64(value) / normalization)
 
-        self.normalized_objective, self.normalized_bound = self.objective, self.bound
-        self.objective, self.bound, self.start_objective = user(self.objective), user(self.bound), user(self.start_objective)
-        for point in self.trace:
-            point["incumbent"], point["bound"] = user(point.get("incumbent")), user(point.get("bound"))
-        space = self.split_space or {}
-        for entry, keys in ((space.get("start"), ("objective", "objective_in_space")),
-                            (space.get("space_optimum"), ("objective", "bound")), (space, ("all_midpoints_bound",))):
-            for key in keys if entry else ():
-                if key in entry:
-                    entry[key] = user(entry[key])
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            self.normalized_objective, self.normalized_bound = self.objective, self.bound
+            self.objective, self.bound = user(self.objective), user(self.bound)
+            self.start_objective = user(self.start_objective)
+            for point in self.trace:
+                point["incumbent"], point["bound"] = user(point.get("incumbent")), user(point.get("bound"))
+            space = self.split_space or {}
+            for entry, keys in ((space.get("start"), ("objective", "objective_in_space")),
+                                (space.get("space_optimum"), ("objective", "bound")), (space, ("all_midpoints_bound",))):
+                for key in keys if entry else ():
+                    if key in entry:
+                        entry[key] = user(entry[key])
         self.objective_units = {"name": name, "normalization": float(normalization)}
 
     def to_dict(self) -> dict:
