@@ -141,7 +141,7 @@ class Cache {
     struct Hash {
         size_t operator()(const Key &k) const { return k.hash; }
     };
-    struct Shard {
+    struct alignas(64) Shard {  // a cache line of its own: two threads lock neighbouring shards
         std::mutex mutex;
         std::unordered_map<Key, Subtree, Hash> map;
     };
@@ -210,8 +210,8 @@ class LiveBound {
 // What every search of one run shares: the stop asked by the caller, the work done and the root's
 // bound (for progress reports), the root's trace.
 struct Control {
-    std::atomic<bool> stop{false};
-    std::atomic<int64_t> nodes{0};
+    std::atomic<bool> stop{false};                // read at every unit of work
+    alignas(64) std::atomic<int64_t> nodes{0};    // written in batches (Search::spend): its own cache line
     LiveBound live_bound;
     Trace trace;
 };
@@ -340,7 +340,10 @@ class Search {
     // comes before the work, so the work done is a deterministic function of the limits.
     void spend(int64_t rows) {
         if (exhausted) throw BudgetExhausted{};
-        control_.nodes.fetch_add(1, std::memory_order_relaxed);
+        if (++unpublished_ == PROGRESS_BATCH) {
+            control_.nodes.fetch_add(PROGRESS_BATCH, std::memory_order_relaxed);
+            unpublished_ = 0;
+        }
         nodes_used += 1;
         work_used += rows;
         if (over_budget()) {
@@ -636,6 +639,10 @@ class Search {
     Cache &cache_, &relaxed_cache_;
     Control &control_;
     Clock::time_point base_deadline_;
+    // Units not yet added to the progress count (control_.nodes): a counter shared by the workers and
+    // written at every unit would move its cache line between the cores at each one.
+    static constexpr int64_t PROGRESS_BATCH = 256;
+    int64_t unpublished_ = 0;
     std::unique_ptr<Search> relaxed_;
     std::map<std::pair<int64_t, int64_t>, int64_t> first_pass_work_;
     std::vector<int32_t> root_histograms_of_;  // the rows of the set root_histograms_ belongs to
