@@ -47,3 +47,23 @@ def test_a_search_cut_inline_runs_on_a_native_thread_and_proves(cut_at_once):
     assert res.status == "optimal" and res.objective == contree_errors(X, y, 3)
     assert seen and max(seen) >= before + 1
     assert native_threads() == before
+
+
+def test_the_slice_searches_in_the_plain_order_unless_a_deadline_can_stop_it(monkeypatch):
+    """A callback asks for the anytime order (a first pass over every feature, for the bound of a search
+    stopped early), but it cannot stop a search before the slice ends: there the plain order runs, and the
+    work is that of a search without callback. A time limit can stop the slice itself: the anytime order
+    stays. The three find the same optimum."""
+    from sklearn.datasets import load_iris
+
+    from optitree.exact import prepare
+
+    monkeypatch.setattr(_search, "INLINE_SECONDS", 30.0)  # every search below ends inline
+    data = prepare(*load_iris(return_X_y=True))
+    plain = solve(data, max_depth=4)
+    watched = solve(data, max_depth=4, callback=lambda point: False)
+    limited = solve(data, max_depth=4, time_limit=60.0)
+    assert plain.status == watched.status == limited.status == "optimal"
+    assert plain.objective == watched.objective == limited.objective
+    assert watched.work == plain.work
+    assert limited.work > plain.work
