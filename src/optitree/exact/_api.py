@@ -239,9 +239,11 @@ def solve(X, y=None, sample_weight=None, *, max_depth=None, loss=None, samples=N
     A stopped search (a limit or the callback) returns its best tree and the least bound over
     its open sub-problems: per root candidate ``alpha`` plus its children's proven bounds
     (bounds from solved neighbours for candidates not reached), never above the objective,
-    raised to the class-count and subset bounds of :mod:`optitree.exact._anytime` when larger.
-    For the subset bound, a search under ``time_limit`` or ``work_limit`` keeps
-    :data:`~optitree.exact._anytime.BOUND_RESERVE` of each for it (the tree is found in the rest).
+    raised to the class-count and subset bounds of :mod:`optitree.exact._anytime` and the root-slab
+    bound of :mod:`optitree.exact._slab_bound` when larger. For them, a search under ``time_limit`` or
+    ``work_limit`` keeps :data:`~optitree.exact._anytime.BOUND_RESERVE` of each (the tree is found in the
+    rest), :data:`~optitree.exact._slab_bound.SLAB_RESERVE` where the root-slab bound applies (depth >= 4
+    over >= 4 000 rows).
     callback : callable, optional
         ``callback(point) -> bool``, called about every 0.2 s between two kernel calls with
         ``{"time", "incumbent", "bound", "nodes", "event": "progress"}`` (the root's best
