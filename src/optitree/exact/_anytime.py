@@ -2,7 +2,8 @@
 
 A stopped search reports the least bound over its open sub-problems (``Search::branch`` in
 ``cpp/search.hpp``). On a deep problem over many rows no root candidate's children may be solved before the limit,
-and that bound is 0. Two bounds hold without them:
+and that bound is 0. Two bounds hold without them (and the root-slab bound of
+:mod:`optitree.exact._slab_bound` on deep problems over many rows):
 
 * **class counts** (classification): a tree of depth ``d`` has at most ``2**d`` leaves, each
   predicting one class, so on a row set ``A`` it misclassifies at least ``m_d(A)``, the weight
@@ -31,7 +32,8 @@ import numpy as np
 from . import _kernels as K
 from ._data import ExactData
 
-#: Share of ``time_limit`` and ``work_limit`` a search that may stop keeps for the subset bound.
+#: Share of ``time_limit`` and ``work_limit`` a search that may stop keeps for the subset bound (unless
+#: the root-slab bound applies: ``SLAB_RESERVE``).
 BOUND_RESERVE = 0.1
 #: Rows of the first subset at depth ``D``: ``2**(D + SUBSET_FIRST_EXTRA)``.
 SUBSET_FIRST_EXTRA = 3

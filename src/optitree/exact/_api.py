@@ -15,6 +15,7 @@ from ..problem import Problem, check_allowed, check_statement, get_loss, per_nod
 from ._data import ExactData, prepare
 from ._anytime import BOUND_RESERVE, class_count_bound, subset_rows, two_level_class_count_bound
 from ._search import EPS, Search, Subtree
+from ._slab_bound import SLAB_RESERVE, root_slab_bound, slab_bound_applies
 from ._tree import Trace, from_tree, to_tree
 from ._subsets import feature_subsets, solve_over_subsets
 
@@ -238,9 +239,11 @@ def solve(X, y=None, sample_weight=None, *, max_depth=None, loss=None, samples=N
     A stopped search (a limit or the callback) returns its best tree and the least bound over
     its open sub-problems: per root candidate ``alpha`` plus its children's proven bounds
     (bounds from solved neighbours for candidates not reached), never above the objective,
-    raised to the class-count and subset bounds of :mod:`optitree.exact._anytime` when larger.
-    For the subset bound, a search under ``time_limit`` or ``work_limit`` keeps
-    :data:`~optitree.exact._anytime.BOUND_RESERVE` of each for it (the tree is found in the rest).
+    raised to the class-count and subset bounds of :mod:`optitree.exact._anytime` and the root-slab
+    bound of :mod:`optitree.exact._slab_bound` when larger. For them, a search under ``time_limit`` or
+    ``work_limit`` keeps :data:`~optitree.exact._anytime.BOUND_RESERVE` of each (the tree is found in the
+    rest), :data:`~optitree.exact._slab_bound.SLAB_RESERVE` where the root-slab bound applies (depth >= 4
+    over >= 4 000 rows).
     callback : callable, optional
         ``callback(point) -> bool``, called about every 0.2 s between two kernel calls with
         ``{"time", "incumbent", "bound", "nodes", "event": "progress"}`` (the root's best
@@ -286,8 +289,9 @@ def solve(X, y=None, sample_weight=None, *, max_depth=None, loss=None, samples=N
     trace = Trace(started, scale)
     view = data.view if samples is None else data.subset_view(samples)
     anytime = time_limit is not None or node_limit is not None or work_limit is not None or callback is not None
-    # a search that a time or work limit may stop keeps a share of them for the subset bound (_anytime)
-    reserve = BOUND_RESERVE if (time_limit is not None or work_limit is not None) and \
+    # a search that a time or work limit may stop keeps a share of them for the slab and subset bounds
+    slabs = slab_bound_applies(view.shape[1], int(max_depth))
+    reserve = (SLAB_RESERVE if slabs else BOUND_RESERVE) if (time_limit is not None or work_limit is not None) and \
         not per_node_features(allowed) else 0.0
     deadline = np.inf if time_limit is None else started + (1.0 - reserve) * float(time_limit)
     main_work = None if work_limit is None else max(1, int((1.0 - reserve) * work_limit))
@@ -311,6 +315,9 @@ def solve(X, y=None, sample_weight=None, *, max_depth=None, loss=None, samples=N
         bound = max(bound, class_count_bound(data, view, int(max_depth), allowed[0], search.alpha, search.min_leaf))
         if reserve and status != "interrupted":
             bound = max(bound, _two_level_bound(search, view, int(max_depth), started, time_limit, work_limit))
+            if slabs:
+                bound = max(bound, _slab_bound(search, view, int(max_depth), cost, bound, trace, started, time_limit,
+                                               work_limit, threads))
             bound = max(bound, _subset_bound(search, rows, tree, int(max_depth), started, time_limit, work_limit,
                                              threads))
         bound = min(bound, cost)
@@ -364,6 +371,38 @@ def _two_level_bound(search: Search, view, depth: int, start: float, time_limit,
                                         out_of_budget)
     search.work_used += spent
     return bound
+
+
+def _slab_bound(search: Search, view, depth: int, cost: float, bound: float, trace: Trace, start: float, time_limit,
+                work_limit, threads) -> float:
+    """The root-slab bound (:mod:`optitree.exact._slab_bound`) in the reserve ``search`` left of the time and work limits.
+
+    Each piece is a search of depth ``depth - 1`` without ``alpha`` and minimum leaf size, its work
+    counted in ``search.work_used`` (with ``work_limit`` the bound is a function of the inputs).
+    Rises above ``bound`` are added to ``trace`` beside the incumbent's ``cost``, so the callback sees them.
+    """
+    data = search.data
+    deadline = np.inf if time_limit is None else start + float(time_limit)
+    work_left = None if work_limit is None else int(work_limit) - search.work_used
+    allowed = search.allowed[:2 ** (depth - 1) - 1]
+
+    def solve_piece(rows):
+        nonlocal work_left
+        if time.perf_counter() >= deadline or (work_left is not None and work_left <= 0):
+            return 0.0, False
+        piece = Search(data, allowed, 0.0, 1, deadline, None, search.poll, work_left, True)
+        sub = _root_search(piece, data.subset_view(rows), depth - 1, np.inf, threads, Trace(start, 1.0))
+        search.work_used += piece.work_used
+        if work_left is not None:
+            work_left -= piece.work_used
+        return (sub.lower_bound if piece.exhausted else sub.cost), not piece.exhausted
+
+    def report(slab_bound):
+        if slab_bound > bound:
+            trace.add(cost, slab_bound)
+
+    return root_slab_bound(data, view, search.allowed[0], search.alpha, search.leaf_cost(view), solve_piece, cost,
+                           report)
 
 
 def _subset_bound(search: Search, rows, tree, depth: int, start: float, time_limit, work_limit, threads) -> float:
