@@ -691,7 +691,7 @@ class FeatureScan {
             order = target_order(v.srt.row(0), v.size(), P.d, P.n_total());
             layout = make_layout(v.view(), P.rank, P.d);
             key = positions(v.view(), feature, P.n_total());
-            buf = std::make_unique<Scratch>(v.size());
+            buf = std::make_unique<Scratch>(v.size(), layout);
         }
         Candidates c = candidates(v.view(), P.rank, P.d, feature, s.S.min_leaf);
         rank_threshold = std::move(c.rank_threshold);
@@ -1028,7 +1028,7 @@ inline Subtree Search::solve(const RowSet &v, int64_t depth, int64_t node, doubl
             spend(m);
             TargetOrder order = target_order(v.srt.row(0), m, P.d, P.n_total());
             Layout lay = make_layout(v.view(), P.rank, P.d);
-            Scratch buf(0);
+            Scratch buf(0, lay);
             const bool *mask = S.at(node);
             std::unique_ptr<bool[]> both(new bool[size_t(2 * P.features())]);
             std::copy(mask, mask + P.features(), both.get());
