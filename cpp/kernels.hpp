@@ -456,7 +456,7 @@ Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_
     TargetOrder order = target_order(srt.row(0), m, d, n_total);
     const bool monotone = min_leaf <= 1;
     Layout lay = make_layout(srt, rank, d);
-    Scratch buf(m);
+    Scratch buf(m, lay);
     const int64_t p = srt.rows;
     // per settled candidate j: lower bounds on each side's best split on each child feature, (2, p) at
     // 2 p j (written when j is settled, read only for settled neighbours)
@@ -464,7 +464,7 @@ Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_
     std::vector<double> given(static_cast<size_t>(2 * p)), interval_bound(static_cast<size_t>(2 * p));
     std::vector<double> side_left(static_cast<size_t>(m)), side_right(static_cast<size_t>(m));  // interval_sides' results
     // two classes, where monotone: an interval whose candidates move few rows is swept whole
-    const bool sweeps = LOSS == MISCLASSIFICATION && monotone && lay.kind != Layout::GENERAL;
+    const bool sweeps = LOSS == MISCLASSIFICATION && monotone && lay.binary();
     std::vector<int64_t> queue;  // intervals (lo, hi, a, b), first in first out
     std::vector<int64_t> roots = stump_order<LOSS>(srt, rank, d, allowed_root);
     // Two classes, where monotone: each root feature's slabs; the features are then taken least bound
@@ -473,7 +473,7 @@ Depth2Result depth2(View srt, Ranks rank, const Targets &d, const bool *allowed_
     std::vector<Slabs> slabs(static_cast<size_t>(p));
     std::vector<double> floor(static_cast<size_t>(p), 0.0);
     if constexpr (LOSS == MISCLASSIFICATION) {
-        if (monotone && lay.kind != Layout::GENERAL && m >= 2 * KERNEL_SLAB_ROWS) {
+        if (monotone && lay.binary() && m >= 2 * KERNEL_SLAB_ROWS) {
             for (int64_t f : roots) {
                 Buffer<int32_t> key = positions(srt, f, n_total);
                 slabs[f] = lay.kind == Layout::BINARY_INT

@@ -623,12 +623,13 @@ class Search {
     }
 
     // The views of the two sides of feature's split at rank_threshold (n_left rows left). Sides of
-    // depth depth (0: not given) that both take the histogram kernel get their first row only: the
-    // kernel, the cache and a leaf read no other.
+    // depth depth (0: not given) that both take the pair kernel or the histogram kernel get their first
+    // row only: the kernel, the cache and a leaf read no other.
     std::pair<RowSet, RowSet> partition(const RowSet &v, int64_t feature, int64_t rank_threshold, int64_t n_left,
                                         int64_t depth = 0) const {
         const int64_t m = v.size();
-        const int64_t p = depth == 2 && histograms(n_left) && histograms(m - n_left) ? 1 : v.srt.rows;
+        const bool first_row = !P.col_feature.empty() || (histograms(n_left) && histograms(m - n_left));
+        const int64_t p = depth == 2 && first_row ? 1 : v.srt.rows;
         Buffer<int32_t> left(p, n_left), right(p, m - n_left);
         optitree::partition({v.srt.store.data(), p, m}, P.rank.row(feature), rank_threshold, left.store.data(),
                             right.store.data(), n_left);
@@ -698,7 +699,7 @@ class FeatureScan {
             order = target_order(v.srt.row(0), v.size(), P.d, P.n_total());
             layout = make_layout(v.view(), P.rank, P.d);
             key = positions(v.view(), feature, P.n_total());
-            buf = std::make_unique<Scratch>(v.size());
+            buf = std::make_unique<Scratch>(v.size(), layout);
         }
         Candidates c = candidates(v.view(), P.rank, P.d, feature, s.S.min_leaf);
         rank_threshold = std::move(c.rank_threshold);
@@ -1035,7 +1036,7 @@ inline Subtree Search::solve(const RowSet &v, int64_t depth, int64_t node, doubl
             spend(m);
             TargetOrder order = target_order(v.srt.row(0), m, P.d, P.n_total());
             Layout lay = make_layout(v.view(), P.rank, P.d);
-            Scratch buf(0);
+            Scratch buf(0, lay);
             const bool *mask = S.at(node);
             std::unique_ptr<bool[]> both(new bool[size_t(2 * P.features())]);
             std::copy(mask, mask + P.features(), both.get());
@@ -1200,7 +1201,7 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
                 for (int64_t t = 0; t < m; ++t) left_rows += rank_f[rows[t]] == 0 ? 1 : 0;
                 if (left_rows < S.min_leaf || m - left_rows < S.min_leaf) continue;
                 spend(m);
-                auto [left, right] = partition(v, f, 0, left_rows);
+                auto [left, right] = partition(v, f, 0, left_rows, 2);
                 auto sides = solve_children(left, right, 2, node, limit, 0.0);
                 double cost = alpha + sides.first.cost + sides.second.cost;
                 bool both_exact = sides.first.exact() && sides.second.exact();

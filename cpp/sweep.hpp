@@ -11,20 +11,40 @@
 
 namespace optitree {
 
+// A row of a feature's order for the sweeps of more than two classes: its rank on the feature, its
+// class and weight, read and moved as one 16-byte unit.
+struct Cell {
+    int32_t rank, cls;
+    double w;
+};
+
 // lr(g, t) = rank(g, srt(g, t)), and classes and weights alike: the sweeps read each feature's rows
 // in sequence instead of gathering them from the global arrays. With two classes (binary_sides) also
 // each row's signed weight, +w for class 0 and -w for class 1: as integers (lvi) when every weight of
-// the view is an integer and their sum fits in 31 bits, else as doubles (lvd).
+// the view is an integer and their sum fits in 31 bits, else as doubles (lvd). With more classes
+// (CLASSES) the three as Cells instead.
 struct Layout {
     Buffer<int32_t> lr, ly;
     Buffer<double> lw;
-    enum : int { GENERAL, BINARY_INT, BINARY_DOUBLE } kind = GENERAL;
+    enum : int { GENERAL, BINARY_INT, BINARY_DOUBLE, CLASSES } kind = GENERAL;
     Buffer<int32_t> lvi;
     Buffer<double> lvd;
+    Buffer<Cell> cells;
+    bool binary() const { return kind == BINARY_INT || kind == BINARY_DOUBLE; }
 };
 
 inline Layout make_layout(View srt, Ranks rank, const Targets &d) {
     Layout lay;
+    if (d.loss == MISCLASSIFICATION && d.width > 2) {
+        lay.kind = Layout::CLASSES;
+        lay.cells = Buffer<Cell>(srt.rows, srt.cols);
+        for (int64_t g = 0; g < srt.rows; ++g) {
+            const int32_t *rows = srt.row(g), *rk = rank.row(g);
+            Cell *c = lay.cells.row(g);
+            for (int64_t t = 0; t < srt.cols; ++t) c[t] = Cell{rk[rows[t]], d.y[rows[t]], d.w[rows[t]]};
+        }
+        return lay;
+    }
     lay.lr = Buffer<int32_t>(srt.rows, srt.cols);
     lay.ly = Buffer<int32_t>(srt.rows, srt.cols);
     lay.lw = Buffer<double>(srt.rows, srt.cols);
@@ -39,7 +59,7 @@ inline Layout make_layout(View srt, Ranks rank, const Targets &d) {
             lw[t] = d.w[i];
         }
     }
-    if (d.loss != MISCLASSIFICATION || d.width != 2) return lay;
+    if (d.loss != MISCLASSIFICATION) return lay;
     const bool integral = d.int32_weights(srt.row(0), srt.cols);
     lay.kind = integral ? Layout::BINARY_INT : Layout::BINARY_DOUBLE;
     if (integral) lay.lvi = Buffer<int32_t>(srt.rows, srt.cols);
@@ -71,11 +91,20 @@ inline Buffer<int32_t> positions(View srt, int64_t feature, int64_t n_total) {
     return key;
 }
 
-// Buffers of depth1_sides for views of up to m rows: each side's ranks, classes, weights, rows.
+// Buffers of depth1_sides for views of up to m rows of layout lay: each side's ranks, classes,
+// weights, rows, or (CLASSES) each side's cells.
 struct Scratch {
     Buffer<int32_t> br, by, brow;
     Buffer<double> bw;
-    explicit Scratch(int64_t m) : br(2, m), by(2, m), brow(2, m), bw(2, m) {}
+    Buffer<Cell> bc;
+    Scratch(int64_t m, const Layout &lay) {
+        if (lay.binary()) return;  // binary_groups needs none
+        if (lay.kind == Layout::CLASSES) {
+            bc = Buffer<Cell>(2, m);
+            return;
+        }
+        br = Buffer<int32_t>(2, m), by = Buffer<int32_t>(2, m), brow = Buffer<int32_t>(2, m), bw = Buffer<double>(2, m);
+    }
 };
 
 // One side's rows of one feature, in rank order.
@@ -175,6 +204,43 @@ inline std::pair<double, int64_t> sweep_side(int s, const Run &run, double bar, 
     return {bar, found};
 }
 
+// sweep_side for misclassification over a run of n cells (more than two classes): the same
+// thresholds, skips and stops, its state in registers. total: the side's class weights, prefix:
+// width zeros to accumulate in, weight: the side's weight (also its total distance).
+inline std::pair<double, int64_t> sweep_classes(const Cell *run, int64_t n, double bar, double alpha, int64_t min_leaf,
+                                                const double *total, double *prefix, int64_t width, double weight) {
+    int64_t found = -1, pn = 0;
+    int32_t prev = -1;
+    double pw = 0.0, skip = 0.0;
+    for (int64_t t = 0; t < n; ++t) {
+        const Cell c = run[t];
+        if (pn >= min_leaf && c.rank != prev && skip < EPS) {
+            TopTwo left, right;  // the two largest L_k and R_j
+            for (int64_t k = 0; k < width; ++k) {
+                left.add(prefix[k], k);
+                right.add(total[k] - prefix[k], k);
+            }
+            const double left_cost = pw - left.top, right_cost = weight - pw - right.top;
+            const double cross = left.arg != right.arg ? left.top + right.top
+                                                       : std::max(left.top + right.next, left.next + right.top);
+            const double cost = alpha + left_cost + right_cost;
+            if (cost < bar - EPS) {
+                bar = cost;
+                found = prev;
+            }
+            skip = alpha + weight - cross - bar;  // sweep_side's class skip
+            if (right_cost <= EPS || skip >= weight - pw - EPS || bar <= alpha + EPS) break;
+        }
+        prefix[c.cls] += c.w;
+        pw += c.w;
+        pn += 1;
+        prev = c.rank;
+        skip -= c.w;
+        if (n - pn < min_leaf) break;
+    }
+    return {bar, found};
+}
+
 // Two classes: the best split on one feature of each of k groups of rows (the two sides of a split)
 // in one pass over the feature's rows (no compaction, no early stop). With class weights
 // T0, T1 of a group and D(s) = Σ w [y = 0] - w [y = 1] over its rows of rank <= s, the misclassified
@@ -229,6 +295,31 @@ inline void binary_groups(const int32_t *lr, const V *lv, int64_t m, GroupOf gro
     }
 }
 
+// The cells of side 0 (key < n_left) into side0 and of side 1 into side1, in order, for the open
+// sides: without branches (the sides alternate at random), each cell stored at both sides' next
+// place and only its own side's place advanced.
+inline void compact_sides(const Cell *cells, const int32_t *key, int64_t m, int64_t n_left, const bool open[2],
+                          Cell *side0, Cell *side1) {
+    int64_t a0 = 0, a1 = 0;
+    if (open[0] && open[1]) {
+        for (int64_t t = 0; t < m; ++t) {
+            const Cell c = cells[t];
+            const int64_t s = key[t] >= n_left;
+            side0[a0] = c;
+            side1[a1] = c;
+            a0 += 1 - s;
+            a1 += s;
+        }
+        return;
+    }
+    Cell *out = open[0] ? side0 : side1;
+    const int32_t want = open[0] ? 0 : 1;
+    for (int64_t t = 0; t < m; ++t) {
+        out[a0] = cells[t];
+        a0 += (key[t] >= n_left) == want;
+    }
+}
+
 // The best trees of depth <= 1 of both sides of a split, and their bounds.
 struct PairResult {
     double cost[2], lower[2];
@@ -264,16 +355,15 @@ PairResult depth1_sides(View srt, const Layout &lay, const int32_t *key, int64_t
     SideStats st(d.width, m, absolute);
     int64_t n_side[2] = {0, 0};
     double lo[2] = {INF, INF}, hi[2] = {-INF, -INF}, weight[2] = {0.0, 0.0};
-    const int32_t *rows0 = srt.row(0), *ly0 = lay.ly.row(0);
-    const double *lw0 = lay.lw.row(0);
+    const int32_t *rows0 = srt.row(0);
     auto side_of = [&](int64_t g, int64_t t) { return split && key[g * key_cols + t] >= n_left ? 1 : 0; };
     for (int64_t t = 0; t < m; ++t) {
         int64_t i = rows0[t];
         int s = side_of(0, t);
-        weight[s] += lw0[t];
+        weight[s] += d.w[i];
         n_side[s] += 1;
         if constexpr (LOSS == MISCLASSIFICATION) {
-            st.total(s, ly0[t]) += lw0[t];
+            st.total(s, d.y[i]) += d.w[i];
         } else {
             add_row<LOSS>(st.total.row(s), i, d);
             lo[s] = std::min(lo[s], d.target(i));
@@ -334,7 +424,7 @@ PairResult depth1_sides(View srt, const Layout &lay, const int32_t *key, int64_t
         }
         if (!(open[0] || open[1])) continue;
         if constexpr (LOSS == MISCLASSIFICATION) {
-            if (lay.kind != Layout::GENERAL) {  // two classes: one pass, both sides exact
+            if (lay.binary()) {  // two classes: one pass, both sides exact
                 std::pair<double, int64_t> found[2];
                 const int32_t *kg = key + g * key_cols;
                 auto side_of = [&](int64_t t) { return split && kg[t] >= n_left ? 1 : 0; };
@@ -347,6 +437,29 @@ PairResult depth1_sides(View srt, const Layout &lay, const int32_t *key, int64_t
                         out.cost[s] = bar[s] = cost;
                         out.feature[s] = g;
                         out.threshold[s] = found[s].second;
+                    }
+                    if (split_out) split_out[s * p + g] = std::min(cap[s], std::max(split_out[s * p + g], cost));
+                }
+                continue;
+            }
+        }
+        if constexpr (LOSS == MISCLASSIFICATION) {
+            if (lay.kind == Layout::CLASSES) {
+                const Cell *cells = lay.cells.row(g);
+                const Cell *runs[2] = {cells, cells};
+                if (split) {  // each open side's rows of feature g, a contiguous run in rank order
+                    compact_sides(cells, key + g * key_cols, m, n_left, open, buf.bc.row(0), buf.bc.row(1));
+                    runs[0] = buf.bc.row(0), runs[1] = buf.bc.row(1);
+                }
+                for (int s = 0; s < 2; ++s) {
+                    if (!open[s]) continue;
+                    std::fill(st.prefix.row(s), st.prefix.row(s) + d.width, 0.0);
+                    auto [cost, thr] = sweep_classes(runs[s], n_side[s], bar[s], alpha, min_leaf, st.total.row(s),
+                                                     st.prefix.row(s), d.width, weight[s]);
+                    if (thr >= 0) {
+                        out.cost[s] = bar[s] = cost;
+                        out.feature[s] = g;
+                        out.threshold[s] = thr;
                     }
                     if (split_out) split_out[s * p + g] = std::min(cap[s], std::max(split_out[s * p + g], cost));
                 }
