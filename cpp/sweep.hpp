@@ -2,7 +2,8 @@
 //
 // A view's ranks, classes and weights are first copied in its order (Layout); per feature, the rows
 // of the two sides are compacted into two contiguous runs (depth1_sides) and each run is swept on
-// its own (sweep_side), its state in registers and free to stop early.
+// its own (sweep_classes, sweep_side), its state in registers and free to stop early; two classes
+// take one pass over both sides (binary_groups).
 #pragma once
 
 #include <memory>
@@ -18,13 +19,13 @@ struct Cell {
     double w;
 };
 
-// lr(g, t) = rank(g, srt(g, t)), and classes and weights alike: the sweeps read each feature's rows
-// in sequence instead of gathering them from the global arrays. With two classes (binary_sides) also
-// each row's signed weight, +w for class 0 and -w for class 1: as integers (lvi) when every weight of
-// the view is an integer and their sum fits in 31 bits, else as doubles (lvd). With more classes
-// (CLASSES) the three as Cells instead.
+// lr(g, t) = rank(g, srt(g, t)), and weights alike: the sweeps read each feature's rows in sequence
+// instead of gathering them from the global arrays. Regression (GENERAL) keeps the weights (lw); two
+// classes each row's signed weight, +w for class 0 and -w for class 1: as integers (lvi) when every
+// weight of the view is an integer and their sum fits in 31 bits, else as doubles (lvd). With more
+// classes (CLASSES) rank, class and weight as Cells instead.
 struct Layout {
-    Buffer<int32_t> lr, ly;
+    Buffer<int32_t> lr;
     Buffer<double> lw;
     enum : int { GENERAL, BINARY_INT, BINARY_DOUBLE, CLASSES } kind = GENERAL;
     Buffer<int32_t> lvi;
@@ -46,29 +47,29 @@ inline Layout make_layout(View srt, Ranks rank, const Targets &d) {
         return lay;
     }
     lay.lr = Buffer<int32_t>(srt.rows, srt.cols);
-    lay.ly = Buffer<int32_t>(srt.rows, srt.cols);
-    lay.lw = Buffer<double>(srt.rows, srt.cols);
     for (int64_t g = 0; g < srt.rows; ++g) {
         const int32_t *rows = srt.row(g), *rk = rank.row(g);
-        int32_t *lr = lay.lr.row(g), *ly = lay.ly.row(g);
-        double *lw = lay.lw.row(g);
-        for (int64_t t = 0; t < srt.cols; ++t) {
-            int32_t i = rows[t];
-            lr[t] = rk[i];
-            ly[t] = d.y[i];
-            lw[t] = d.w[i];
-        }
+        int32_t *lr = lay.lr.row(g);
+        for (int64_t t = 0; t < srt.cols; ++t) lr[t] = rk[rows[t]];
     }
-    if (d.loss != MISCLASSIFICATION) return lay;
+    if (d.loss != MISCLASSIFICATION) {
+        lay.lw = Buffer<double>(srt.rows, srt.cols);
+        for (int64_t g = 0; g < srt.rows; ++g) {
+            const int32_t *rows = srt.row(g);
+            double *lw = lay.lw.row(g);
+            for (int64_t t = 0; t < srt.cols; ++t) lw[t] = d.w[rows[t]];
+        }
+        return lay;
+    }
     const bool integral = d.int32_weights(srt.row(0), srt.cols);
     lay.kind = integral ? Layout::BINARY_INT : Layout::BINARY_DOUBLE;
     if (integral) lay.lvi = Buffer<int32_t>(srt.rows, srt.cols);
     else lay.lvd = Buffer<double>(srt.rows, srt.cols);
     for (int64_t g = 0; g < srt.rows; ++g) {
-        const int32_t *ly = lay.ly.row(g);
-        const double *lw = lay.lw.row(g);
+        const int32_t *rows = srt.row(g);
         for (int64_t t = 0; t < srt.cols; ++t) {
-            double v = ly[t] == 0 ? lw[t] : -lw[t];
+            const int32_t i = rows[t];
+            double v = d.y[i] == 0 ? d.w[i] : -d.w[i];
             if (integral) lay.lvi(g, t) = static_cast<int32_t>(v);
             else lay.lvd(g, t) = v;
         }
@@ -91,10 +92,10 @@ inline Buffer<int32_t> positions(View srt, int64_t feature, int64_t n_total) {
     return key;
 }
 
-// Buffers of depth1_sides for views of up to m rows of layout lay: each side's ranks, classes,
-// weights, rows, or (CLASSES) each side's cells.
+// Buffers of depth1_sides for views of up to m rows of layout lay: each side's ranks, weights, rows
+// (regression) or cells (CLASSES).
 struct Scratch {
-    Buffer<int32_t> br, by, brow;
+    Buffer<int32_t> br, brow;
     Buffer<double> bw;
     Buffer<Cell> bc;
     Scratch(int64_t m, const Layout &lay) {
@@ -103,13 +104,13 @@ struct Scratch {
             bc = Buffer<Cell>(2, m);
             return;
         }
-        br = Buffer<int32_t>(2, m), by = Buffer<int32_t>(2, m), brow = Buffer<int32_t>(2, m), bw = Buffer<double>(2, m);
+        br = Buffer<int32_t>(2, m), brow = Buffer<int32_t>(2, m), bw = Buffer<double>(2, m);
     }
 };
 
 // One side's rows of one feature, in rank order.
 struct Run {
-    const int32_t *r, *yy, *rows;
+    const int32_t *r, *rows;
     const double *ww;
     int64_t n;
 };
@@ -129,72 +130,42 @@ struct TopTwo {
     }
 };
 
-// Best threshold of one feature for side s below bar: (cost, rank_threshold), the threshold -1 when
-// none is below bar.
+// Best threshold of one feature for side s below bar, squared or absolute error: (cost,
+// rank_threshold), the threshold -1 when none is below bar.
 //
 // Stops early: similarity skip (a threshold whose cost exceeds the bar by k cannot be beaten before
 // rows of total row_dist above k have moved left), a zero-cost right side (monotone), a bar at
 // alpha, or too few rows left for a leaf.
-//
-// Class skip (misclassification). With class weights L_k left and R_k right of the threshold,
-// T_k = L_k + R_k and W = Σ T_k, a threshold further on moves weights d_k >= 0 (total D) from right
-// to left, and its cost is alpha + W - max_k (L_k + d_k) - max_j (R_j - d_j). The two maxima are
-// taken at one class (sum <= max T) or at two (<= L_k + R_j + D, k != j), so
-//     cost' >= alpha + W - max(max_k T_k, C + D),   C = max_{k != j} (L_k + R_j).
-// alpha + W - max T is the leaf's cost plus alpha, never below the bar, so a threshold beats the
-// bar only once D > alpha + W - C - bar: the skip. C comes from the two largest L_k and R_j.
 template <int LOSS>
 inline std::pair<double, int64_t> sweep_side(int s, const Run &run, double bar, double alpha, int64_t min_leaf,
-                                             const Targets &d, SideStats &st, double weight, double dist_total,
-                                             double lo, double hi, const TargetOrder &order) {
+                                             const Targets &d, SideStats &st, double dist_total, double lo, double hi,
+                                             const TargetOrder &order) {
+    static_assert(LOSS != MISCLASSIFICATION, "misclassification sweeps: sweep_classes, binary_groups");
     constexpr bool absolute = LOSS == ABSOLUTE;
     st.reset_prefix(s, absolute);
     double *prefix = st.prefix.row(s);
-    const double *total = st.total.row(s);
-    const int64_t width = st.width;
     int64_t found = -1, pn = 0, prev = -1;
     double pd = 0.0, skip = 0.0;
     for (int64_t t = 0; t < run.n; ++t) {
         int64_t rt = run.r[t];
         if (pn >= min_leaf && rt != prev && skip < EPS) {
-            double cross = 0.0, left_cost, right_cost;
-            if constexpr (LOSS == MISCLASSIFICATION) {
-                TopTwo left, right;  // the two largest L_k and R_j
-                for (int64_t k = 0; k < width; ++k) {
-                    left.add(prefix[k], k);
-                    right.add(total[k] - prefix[k], k);
-                }
-                left_cost = st.pw[s] - left.top;
-                right_cost = weight - st.pw[s] - right.top;
-                cross = left.arg != right.arg ? left.top + right.top
-                                              : std::max(left.top + right.next, left.next + right.top);
-            } else {
-                auto costs = st.template split_costs<LOSS>(s, order.values.data());
-                left_cost = costs.first;
-                right_cost = costs.second;
-            }
+            auto [left_cost, right_cost] = st.template split_costs<LOSS>(s, order.values.data());
             double cost = alpha + left_cost + right_cost;
             if (cost < bar - EPS) {
                 bar = cost;
                 found = prev;
             }
             // no threshold beats the bar before rows of total distance above `skip` have moved
-            skip = LOSS == MISCLASSIFICATION ? alpha + weight - cross - bar : std::max(cost - bar, 0.0);
+            skip = std::max(cost - bar, 0.0);
             if (right_cost <= EPS || skip >= dist_total - pd - EPS || bar <= alpha + EPS) break;
         }
-        double wt = run.ww[t], dist;
-        if constexpr (LOSS == MISCLASSIFICATION) {
-            prefix[run.yy[t]] += wt;
-            dist = wt;
-        } else {
-            int64_t i = run.rows[t];
-            add_row<LOSS>(prefix, i, d);
-            if constexpr (absolute) {
-                fenwick_add(st.fw.row(s), st.fy.row(s), st.n, order.rank_of[i], wt, d.stat(i)[1]);
-            }
-            dist = row_dist<LOSS>(i, d, lo, hi);
+        int64_t i = run.rows[t];
+        add_row<LOSS>(prefix, i, d);
+        if constexpr (absolute) {
+            fenwick_add(st.fw.row(s), st.fy.row(s), st.n, order.rank_of[i], run.ww[t], d.stat(i)[1]);
         }
-        st.pw[s] += wt;
+        const double dist = row_dist<LOSS>(i, d, lo, hi);
+        st.pw[s] += run.ww[t];
         pd += dist;
         pn += 1;
         prev = rt;
@@ -204,9 +175,18 @@ inline std::pair<double, int64_t> sweep_side(int s, const Run &run, double bar, 
     return {bar, found};
 }
 
-// sweep_side for misclassification over a run of n cells (more than two classes): the same
-// thresholds, skips and stops, its state in registers. total: the side's class weights, prefix:
-// width zeros to accumulate in, weight: the side's weight (also its total distance).
+// Best threshold of one feature for one side below bar, misclassification over a run of n cells
+// (more than two classes): (cost, rank_threshold), the threshold -1 when none is below bar; its
+// state in registers. total: the side's class weights, prefix: width zeros to accumulate in,
+// weight: the side's weight. Stops early as sweep_side does, its skip the class skip:
+//
+// With class weights L_k left and R_k right of the threshold, T_k = L_k + R_k and W = Σ T_k, a
+// threshold further on moves weights d_k >= 0 (total D) from right to left, and its cost is
+// alpha + W - max_k (L_k + d_k) - max_j (R_j - d_j). The two maxima are taken at one class
+// (sum <= max T) or at two (<= L_k + R_j + D, k != j), so
+//     cost' >= alpha + W - max(max_k T_k, C + D),   C = max_{k != j} (L_k + R_j).
+// alpha + W - max T is the leaf's cost plus alpha, never below the bar, so a threshold beats the
+// bar only once D > alpha + W - C - bar: the skip. C comes from the two largest L_k and R_j.
 inline std::pair<double, int64_t> sweep_classes(const Cell *run, int64_t n, double bar, double alpha, int64_t min_leaf,
                                                 const double *total, double *prefix, int64_t width, double weight) {
     int64_t found = -1, pn = 0;
@@ -228,7 +208,7 @@ inline std::pair<double, int64_t> sweep_classes(const Cell *run, int64_t n, doub
                 bar = cost;
                 found = prev;
             }
-            skip = alpha + weight - cross - bar;  // sweep_side's class skip
+            skip = alpha + weight - cross - bar;  // the class skip
             if (right_cost <= EPS || skip >= weight - pw - EPS || bar <= alpha + EPS) break;
         }
         prefix[c.cls] += c.w;
@@ -443,49 +423,45 @@ PairResult depth1_sides(View srt, const Layout &lay, const int32_t *key, int64_t
                 continue;
             }
         }
-        if constexpr (LOSS == MISCLASSIFICATION) {
-            if (lay.kind == Layout::CLASSES) {
-                const Cell *cells = lay.cells.row(g);
-                const Cell *runs[2] = {cells, cells};
-                if (split) {  // each open side's rows of feature g, a contiguous run in rank order
-                    compact_sides(cells, key + g * key_cols, m, n_left, open, buf.bc.row(0), buf.bc.row(1));
-                    runs[0] = buf.bc.row(0), runs[1] = buf.bc.row(1);
-                }
-                for (int s = 0; s < 2; ++s) {
-                    if (!open[s]) continue;
-                    std::fill(st.prefix.row(s), st.prefix.row(s) + d.width, 0.0);
-                    auto [cost, thr] = sweep_classes(runs[s], n_side[s], bar[s], alpha, min_leaf, st.total.row(s),
-                                                     st.prefix.row(s), d.width, weight[s]);
-                    if (thr >= 0) {
-                        out.cost[s] = bar[s] = cost;
-                        out.feature[s] = g;
-                        out.threshold[s] = thr;
-                    }
-                    if (split_out) split_out[s * p + g] = std::min(cap[s], std::max(split_out[s * p + g], cost));
-                }
-                continue;
+        // each open side's rows of feature g, a contiguous run in rank order, swept on its own
+        std::pair<double, int64_t> swept[2];
+        if constexpr (LOSS == MISCLASSIFICATION) {  // more than two classes
+            const Cell *cells = lay.cells.row(g);
+            const Cell *runs[2] = {cells, cells};
+            if (split) {
+                compact_sides(cells, key + g * key_cols, m, n_left, open, buf.bc.row(0), buf.bc.row(1));
+                runs[0] = buf.bc.row(0), runs[1] = buf.bc.row(1);
             }
-        }
-        const int32_t *lr = lay.lr.row(g), *ly = lay.ly.row(g), *rows = srt.row(g);
-        const double *lw = lay.lw.row(g);
-        if (split) {  // the two sides' rows of feature g, each a contiguous run in rank order
-            int64_t at[2] = {0, 0};
-            const int32_t *kg = key + g * key_cols;
-            for (int64_t t = 0; t < m; ++t) {
-                int s = kg[t] >= n_left ? 1 : 0;
-                int64_t a = at[s]++;
-                buf.br(s, a) = lr[t];
-                buf.by(s, a) = ly[t];
-                buf.bw(s, a) = lw[t];
-                if constexpr (LOSS != MISCLASSIFICATION) buf.brow(s, a) = rows[t];
+            for (int s = 0; s < 2; ++s) {
+                if (!open[s]) continue;
+                std::fill(st.prefix.row(s), st.prefix.row(s) + d.width, 0.0);
+                swept[s] = sweep_classes(runs[s], n_side[s], bar[s], alpha, min_leaf, st.total.row(s), st.prefix.row(s),
+                                         d.width, weight[s]);
+            }
+        } else {
+            const int32_t *lr = lay.lr.row(g), *rows = srt.row(g);
+            const double *lw = lay.lw.row(g);
+            if (split) {
+                int64_t at[2] = {0, 0};
+                const int32_t *kg = key + g * key_cols;
+                for (int64_t t = 0; t < m; ++t) {
+                    int s = kg[t] >= n_left ? 1 : 0;
+                    int64_t a = at[s]++;
+                    buf.br(s, a) = lr[t];
+                    buf.bw(s, a) = lw[t];
+                    buf.brow(s, a) = rows[t];
+                }
+            }
+            for (int s = 0; s < 2; ++s) {
+                if (!open[s]) continue;
+                Run run = split ? Run{buf.br.row(s), buf.brow.row(s), buf.bw.row(s), n_side[s]}
+                                : Run{lr, rows, lw, n_side[s]};
+                swept[s] = sweep_side<LOSS>(s, run, bar[s], alpha, min_leaf, d, st, dist_total[s], lo[s], hi[s], order);
             }
         }
         for (int s = 0; s < 2; ++s) {
             if (!open[s]) continue;
-            Run run = split ? Run{buf.br.row(s), buf.by.row(s), buf.brow.row(s), buf.bw.row(s), n_side[s]}
-                            : Run{lr, ly, rows, lw, n_side[s]};
-            auto [cost, thr] = sweep_side<LOSS>(s, run, bar[s], alpha, min_leaf, d, st, weight[s], dist_total[s],
-                                                lo[s], hi[s], order);
+            auto [cost, thr] = swept[s];
             if (thr >= 0) {
                 out.cost[s] = bar[s] = cost;
                 out.feature[s] = g;

@@ -373,36 +373,54 @@ def _two_level_bound(search: Search, view, depth: int, start: float, time_limit,
     return bound
 
 
+class _Reserve:
+    """The time and work ``search`` left of its limits, spent on searches of row subsets for a bound.
+
+    Each is a search of the rows alone, without a minimum leaf size; its work is counted in
+    ``search.work_used`` (with ``work_limit`` every bound is a function of the inputs).
+    """
+
+    def __init__(self, search: Search, start: float, time_limit, work_limit, threads):
+        self.search, self.start, self.threads = search, start, threads
+        self.deadline = np.inf if time_limit is None else start + float(time_limit)
+        self.work_left = None if work_limit is None else int(work_limit) - search.work_used
+
+    def spent(self) -> bool:
+        return time.perf_counter() >= self.deadline or (self.work_left is not None and self.work_left <= 0)
+
+    def bound(self, rows, depth: int, allowed, alpha: float) -> tuple[float, bool]:
+        """A lower bound on the optimum of ``rows`` at ``depth`` and whether it is the proven optimum."""
+        search = self.search
+        sub_search = Search(search.data, allowed, alpha, 1, self.deadline, None, search.poll, self.work_left, True)
+        sub = _root_search(sub_search, search.data.subset_view(rows), depth, np.inf, self.threads,
+                           Trace(self.start, 1.0))
+        search.work_used += sub_search.work_used
+        if self.work_left is not None:
+            self.work_left -= sub_search.work_used
+        return (sub.lower_bound, False) if sub_search.exhausted else (sub.cost, True)
+
+
 def _slab_bound(search: Search, view, depth: int, cost: float, bound: float, trace: Trace, start: float, time_limit,
                 work_limit, threads) -> float:
     """The root-slab bound (:mod:`optitree.exact._slab_bound`) in the reserve ``search`` left of the time and work limits.
 
-    Each piece is a search of depth ``depth - 1`` without ``alpha`` and minimum leaf size, its work
-    counted in ``search.work_used`` (with ``work_limit`` the bound is a function of the inputs).
-    Rises above ``bound`` are added to ``trace`` beside the incumbent's ``cost``, so the callback sees them.
+    Each piece is searched at depth ``depth - 1`` without ``alpha`` (:class:`_Reserve`). Rises above
+    ``bound`` are added to ``trace`` beside the incumbent's ``cost``, so the callback sees them.
     """
-    data = search.data
-    deadline = np.inf if time_limit is None else start + float(time_limit)
-    work_left = None if work_limit is None else int(work_limit) - search.work_used
+    reserve = _Reserve(search, start, time_limit, work_limit, threads)
     allowed = search.allowed[:2 ** (depth - 1) - 1]
 
     def solve_piece(rows):
-        nonlocal work_left
-        if time.perf_counter() >= deadline or (work_left is not None and work_left <= 0):
+        if reserve.spent():
             return 0.0, False
-        piece = Search(data, allowed, 0.0, 1, deadline, None, search.poll, work_left, True)
-        sub = _root_search(piece, data.subset_view(rows), depth - 1, np.inf, threads, Trace(start, 1.0))
-        search.work_used += piece.work_used
-        if work_left is not None:
-            work_left -= piece.work_used
-        return (sub.lower_bound if piece.exhausted else sub.cost), not piece.exhausted
+        return reserve.bound(rows, depth - 1, allowed, 0.0)
 
     def report(slab_bound):
         if slab_bound > bound:
             trace.add(cost, slab_bound)
 
-    return root_slab_bound(data, view, search.allowed[0], search.alpha, search.leaf_cost(view), solve_piece, cost,
-                           report)
+    return root_slab_bound(search.data, view, search.allowed[0], search.alpha, search.leaf_cost(view), solve_piece,
+                           cost, report)
 
 
 def _subset_bound(search: Search, rows, tree, depth: int, start: float, time_limit, work_limit, threads) -> float:
@@ -410,24 +428,17 @@ def _subset_bound(search: Search, rows, tree, depth: int, start: float, time_lim
 
     ``rows`` (sorted) are the problem's, ``tree`` its incumbent.
 
-    Subsets of doubling size are solved, without a minimum leaf size, until the limits run
-    out; each one's bound (proven optimum, or its own bound when stopped) bounds the whole
-    problem, and the largest is returned.
+    Subsets of doubling size are searched (:class:`_Reserve`) until the limits run out; each one's
+    bound (proven optimum, or its own bound when stopped) bounds the whole problem, and the largest
+    is returned.
     """
-    data = search.data
-    deadline = np.inf if time_limit is None else start + float(time_limit)
-    work_left = None if work_limit is None else int(work_limit) - search.work_used
+    reserve = _Reserve(search, start, time_limit, work_limit, threads)
     best = 0.0
-    for subset in subset_rows(data, tree, rows, depth):
-        if time.perf_counter() >= deadline or (work_left is not None and work_left <= 0):
+    for subset in subset_rows(search.data, tree, rows, depth):
+        if reserve.spent():
             break
-        sub_search = Search(data, search.allowed, search.alpha, 1, deadline, None, search.poll, work_left, True)
-        sub = _root_search(sub_search, data.subset_view(subset), depth, np.inf, threads, Trace(start, 1.0))
-        bound = sub.cost if not sub_search.exhausted else sub.lower_bound
+        bound, finished = reserve.bound(subset, depth, search.allowed, search.alpha)
         best = max(best, bound)
-        search.work_used += sub_search.work_used
-        if work_left is not None:
-            work_left -= sub_search.work_used
-        if sub_search.exhausted:
+        if not finished:
             break
     return best

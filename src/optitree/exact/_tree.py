@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from greedy import LEAF_FEATURE, TREE_LEAF, Tree
-from greedy._statistics import node_statistics
 
 from ..problem import weighted_median
 from ._data import ExactData
@@ -19,54 +18,35 @@ def to_tree(data: ExactData, nodes, rows) -> Tree:
 
     Node values are weighted class counts (classification), weighted means (squared error)
     or, at the leaves, weighted medians (absolute error) of the targets: the statistics of
-    ``Tree.fill_statistics`` on ``data.X[rows]``, from the rows the splits send to each node
-    (``rank[f] <= r`` is ``x[f] <= thresholds[f][r]``).
+    ``Tree.fill_statistics`` on ``data.X[rows]`` (``rank[f] <= r`` is ``x[f] <= thresholds[f][r]``).
     """
-    left, right, feature, rank_threshold = [], [], [], []
+    left, right, feature, threshold = [], [], [], []
 
     def add(node) -> int:  # ids in preorder, left subtree first
         idx = len(left)
         left.append(TREE_LEAF), right.append(TREE_LEAF)
         if node is None:
-            feature.append(LEAF_FEATURE), rank_threshold.append(-1)
+            feature.append(LEAF_FEATURE), threshold.append(np.nan)
         else:
-            feature.append(node[0]), rank_threshold.append(node[1])
+            feature.append(node[0]), threshold.append(float(data.thresholds[node[0]][node[1]]))
             left[idx] = add(node[2])
             right[idx] = add(node[3])
         return idx
 
     add(nodes)
-    n = len(left)
-    feature_of, rank_of = np.array(feature, np.intp), np.array(rank_threshold, np.int64)
-    left_of, right_of = np.array(left, np.intp), np.array(right, np.intp)
-    # the (position in rows, node) pairs of every row's path, one level at a time: within a level the
-    # positions increase, and a node lies on one level, so each node's rows come in increasing order
-    rank = data.rank[:, rows]
-    here, at = np.arange(rows.size), np.zeros(rows.size, np.intp)
-    path_positions, path_nodes = [here], [at]
-    while here.size:
-        split = feature_of[at] >= 0
-        here, at = here[split], at[split]
-        goes_left = rank[feature_of[at], here] <= rank_of[at]
-        at = np.where(goes_left, left_of[at], right_of[at])
-        path_positions.append(here), path_nodes.append(at)
-    positions, at_node = np.concatenate(path_positions), np.concatenate(path_nodes)
-    threshold = [float(data.thresholds[f][r]) if f >= 0 else np.nan for f, r in zip(feature, rank_threshold)]
+    X, weight = data.X[rows], data.weight[rows] * data.weight_unit
+    task, width = ("regression", 1) if data.is_regression else ("classification", data.n_classes)
+    shape = Tree(left, right, feature, threshold, np.zeros((len(left), width)), n_features=data.n_features, task=task)
     if not data.is_regression:
-        value, counts, wsum, impurity = node_statistics(positions, at_node, data.y[rows], data.weight[rows] * data.weight_unit,
-                                                        n, data.n_classes)
-        return Tree(left, right, feature, threshold, value, n_features=data.n_features, n_node_samples=counts,
-                    weighted_n_node_samples=wsum, impurity=impurity)
-    value, counts, wsum, impurity = node_statistics(positions, at_node, data.targets(rows),
-                                                    data.weight[rows] * data.weight_unit, n, None)
+        return shape.fill_statistics(X, data.y[rows], weight, n_classes=data.n_classes)
+    tree = shape.fill_statistics(X, data.targets(rows), weight)
     if data.loss == "absolute":  # median leaves
-        value = value.copy()
-        for leaf in np.flatnonzero(left_of == TREE_LEAF):
-            at = rows[positions[at_node == leaf]]
+        at_leaf = tree.apply(X)
+        for leaf in np.flatnonzero(tree.is_leaf):
+            at = rows[at_leaf == leaf]
             if at.size:
-                value[leaf, 0] = weighted_median(data.targets(at), data.weight[at])
-    return Tree(left, right, feature, threshold, value, n_features=data.n_features, task="regression",
-                n_node_samples=counts, weighted_n_node_samples=wsum, impurity=impurity)
+                tree.value[leaf, 0] = weighted_median(data.targets(at), data.weight[at])
+    return tree
 
 
 def from_tree(data: ExactData, tree: Tree):
