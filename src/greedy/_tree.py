@@ -314,8 +314,12 @@ class Tree:
         node with missing-value routing.
         """
         X = self._check_X(X)
-        if self.category_left is None and self.split_coef is None and not np.isnan(X).any():
-            return self._route_numeric(X)
+        if not np.isnan(X).any():  # one path per sample: its last node, in sample order
+            rows, nodes = self._path_pairs(X)
+            at_leaf = self.is_leaf[nodes]
+            leaves = np.empty(X.shape[0], np.intp)
+            leaves[rows[at_leaf]] = nodes[at_leaf]
+            return np.arange(X.shape[0]), leaves, np.ones(X.shape[0])
         rows = np.arange(X.shape[0])
         nodes = np.zeros(X.shape[0], np.intp)
         weights = np.ones(X.shape[0])
@@ -349,18 +353,6 @@ class Tree:
             nodes = nxt
         done_rows, done_leaves, done_weights = zip(*reached)
         return np.concatenate(done_rows), np.concatenate(done_leaves), np.concatenate(done_weights)
-
-    def _route_numeric(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`route` of a tree of numeric axis-aligned splits, for ``X`` without NaN: every row
-        takes one step per level, a leaf stepping to itself."""
-        n = X.shape[0]
-        rows, nodes = np.arange(n), np.zeros(n, np.intp)
-        leaf, ids = self.is_leaf, np.arange(self.node_count)
-        feature = np.where(leaf, 0, self.feature)
-        left, right = np.where(leaf, ids, self.children_left), np.where(leaf, ids, self.children_right)
-        for _ in range(self.max_depth):
-            nodes = np.where(X[rows, feature[nodes]] <= self.threshold[nodes], left[nodes], right[nodes])
-        return rows, nodes, np.ones(n)
 
     def apply(self, X) -> np.ndarray:
         """Leaf id of every sample (for split routing: the leaf with the largest weight)."""
@@ -495,10 +487,10 @@ class Tree:
         """``(rows, nodes)``: every (sample, node on its path) pair, each node's samples in increasing order.
 
         The pattern of :meth:`decision_path` (its COO entries in another order, the same per
-        node), without sparse matrices when every sample follows one path (no missing-value
-        routing): the samples are routed level by level, each level's pairs in sample order.
+        node), without sparse matrices when every sample follows one path (no missing value routed
+        down both children): the samples are routed level by level, each level's pairs in sample order.
         """
-        if self.missing_left is not None:
+        if self.missing_left is not None and np.isnan(X).any():
             path = self.decision_path(X).tocoo()
             return path.row, path.col
         rows = np.arange(X.shape[0])
