@@ -659,8 +659,11 @@ static_assert(DIVE_DEPTH >= 4, "the dive's children are capped as a depth-4 prob
 
 // ------------------------------------------------------------------ one feature's threshold search
 
-// Rows at the run's root from which its scans take their intervals least bound first (FeatureScan):
-// on smaller roots the incumbent that order finds late costs more work than its bound saves.
+// Rows at the run's root from which its scans take their intervals least bound first (FeatureScan).
+// Smaller roots of depth 3 keep the order next to the cheapest tree: the incumbent that the bound's
+// order finds late costs them more work than the bound saves. Smaller roots of depth >= 4, whose
+// children are searches of their own, alternate the two orders: the bound rises while the search
+// runs and the good trees still come early.
 constexpr int64_t BOUND_FIRST_ROWS = 2000;
 // Rows per slab of a root scan's slab bounds (FeatureScan::make_slabs), and the most slabs per
 // feature on data that takes the histogram kernel, whose fixed p² B² per slab would otherwise
@@ -679,8 +682,9 @@ constexpr int64_t MAX_SLABS = 64;
 // valid children bounds for every candidate dropped or solved. Open intervals wait in a queue:
 // first in, first out, or (best_first) the one next to the cheapest tree found first.
 //
-// At the run's root (node 1) of at least BOUND_FIRST_ROWS rows, best_first takes the interval of
-// least bound first instead (bound first, as Quant-BnB): for t in [lo, hi] between solved a and b,
+// At the run's root (node 1), from BOUND_FIRST_ROWS rows or at depth >= 4, best_first takes the
+// interval of least bound first instead (bound first, as Quant-BnB; below BOUND_FIRST_ROWS rows every
+// other step, alternating with the interval next to the cheapest tree): for t in [lo, hi] between solved a and b,
 // L_a ⊆ L_t and R_b ⊆ R_t, so cost(t) >= alpha + OPT(L_a) + OPT(R_b) where monotone (Neighbours
 // also has the similarity bounds). Every interval bisected then has a bound below the optimum, and
 // the least bound of the open intervals, the run's progress bound, rises with each step instead of
@@ -693,7 +697,9 @@ class FeatureScan {
     FeatureScan(Search &search, const RowSet &v, int64_t feature, int64_t depth, int64_t node,
                 const std::optional<Search::Known> &known)
         : s(search), view(v), feature(feature), depth(depth), node(node), monotone(search.monotone_at(depth - 1)),
-          best_first(search.S.best_first), bound_first(best_first && node == 1 && v.size() >= BOUND_FIRST_ROWS) {
+          best_first(search.S.best_first),
+          bound_first(best_first && node == 1 && (v.size() >= BOUND_FIRST_ROWS || depth >= 4)),
+          alternating(bound_first && v.size() < BOUND_FIRST_ROWS) {
         const Problem &P = s.P;
         if (depth == 2) {  // the depth-1 sweeps' inputs, once per scan
             order = target_order(v.srt.row(0), v.size(), P.d, P.n_total());
@@ -733,7 +739,7 @@ class FeatureScan {
     Search &s;
     const RowSet &view;
     const int64_t feature, depth, node;
-    const bool monotone, best_first, bound_first;
+    const bool monotone, best_first, bound_first, alternating;
     std::vector<int64_t> rank_threshold, n_left;
     std::vector<double> dist_left, solved_left, solved_right, bound_left, bound_right, tree_cost;
     std::vector<bool> exact;
@@ -810,6 +816,10 @@ class FeatureScan {
     // The priority of the next interval; inf when none is left.
     double priority() const { return queue.empty() ? INF : priority_of(queue[next()]); }
 
+    // bound_first: whether the next step takes the interval of least bound (else the one next to the
+    // cheapest tree, as elsewhere). The root alternates the two (Search::branch).
+    void take_least_bound(bool yes) { least_bound = yes; }
+
     // Lowest children bound over candidates not yet resolved. After a stop (record) the neighbour
     // bounds are stored as known bounds; a progress report records nothing: it must not change the
     // search, and where the queue holds each interval's bound (bound_first) it reads those (bounds
@@ -832,6 +842,7 @@ class FeatureScan {
     };
     std::vector<Entry> queue;
     int64_t pushed = 0;
+    bool least_bound = true;
     TargetOrder order;
     Layout layout;
     Buffer<int32_t> key;
@@ -920,7 +931,7 @@ class FeatureScan {
     // comes before any neighbourhood); at the run's root (bound_first) the interval's bound instead.
     double priority_of(const Entry &e) const {
         if (e.first == -INF || !best_first) return e.first;
-        if (bound_first) return e.bound;
+        if (bound_first && least_bound) return e.bound;
         const int64_t T = int64_t(tree_cost.size());
         if (e.a < 0 && e.b >= T) return -INF;
         return std::min(e.a >= 0 ? tree_cost[e.a] : INF, e.b < T ? tree_cost[e.b] : INF);
@@ -1232,6 +1243,8 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
                 for (size_t j = started.size(); j < features.size(); ++j) start(features[j]);
                 std::vector<size_t> active;
                 for (size_t j = 0; j < started.size(); ++j) active.push_back(j);
+                const bool alternate = !started.empty() && started[0]->alternating;
+                bool least_bound_turn = false;
                 while (cutoff() > alpha + EPS) {
                     if (claims) {  // a feature taken over by another worker is its own
                         std::vector<size_t> kept;
@@ -1242,6 +1255,10 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
                     if (active.empty()) {
                         if (!start_next()) break;
                         active.push_back(started.size() - 1);
+                    }
+                    if (alternate) {  // alternately the least bound and the cheapest tree's neighbourhood
+                        least_bound_turn = !least_bound_turn;
+                        for (size_t j : active) started[j]->take_least_bound(least_bound_turn);
                     }
                     size_t k = active[0];
                     double k_priority = started[k]->priority();

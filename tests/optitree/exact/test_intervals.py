@@ -1,5 +1,6 @@
 """The root's threshold intervals taken least bound first (cpp/search.hpp, FeatureScan::bound_first, from
-BOUND_FIRST_ROWS rows at the root).
+BOUND_FIRST_ROWS rows at the root; from depth 4 on smaller roots too, alternately with the intervals next
+to the cheapest tree).
 
 For root thresholds t in [lo, hi] between solved a and b, L_a ⊆ L_t and R_b ⊆ R_t, so every tree
 rooted in the interval costs at least OPT(L_a) + OPT(R_b): the interval's bound. The root bisects
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
+from optitree import datasets
 from optitree.exact import solve
 
 
@@ -90,6 +92,23 @@ def test_a_search_stopped_halfway_has_a_bound_near_the_optimum_and_is_determinis
     assert runs[0].tree.predict(X).tolist() == runs[1].tree.predict(X).tolist()
     assert solve(X, y, max_depth=3, threads=2).objective == full.objective
 
+
+
+@pytest.mark.parametrize("name, rows", [("concrete", 200), pytest.param("diabetes", 100, marks=pytest.mark.slow)])
+def test_a_small_depth4_root_stopped_at_sixty_percent_of_its_work_has_a_bound(name, rows):
+    """Regression at depth 4 on a real set's random rows (far below BOUND_FIRST_ROWS): stopped after 60 % of
+    a full search's work, the bound is at least 40 % of the tree found (it was 0 % and 6 % when these
+    roots took their intervals next to the cheapest tree only), the same every run, and below the optimum."""
+    X, y, _ = datasets.load(name)
+    keep = np.sort(np.random.RandomState(0).choice(len(y), rows, replace=False))
+    X, y = X[keep], y[keep]
+    full = solve(X, y, max_depth=4, loss="squared")
+    assert full.status == "optimal"
+    runs = [solve(X, y, max_depth=4, loss="squared", work_limit=int(0.6 * full.work)) for _ in range(2)]
+    for r in runs:
+        assert r.status == "work_limit"
+        assert 0.4 * r.objective <= r.bound <= full.objective <= r.objective + 1e-6 * full.objective
+    assert runs[0].bound == runs[1].bound and runs[0].objective == runs[1].objective
 
 
 @pytest.mark.parametrize("seed,n", [(0, 1000), pytest.param(1, 3000, marks=pytest.mark.slow)])

@@ -91,6 +91,19 @@ def test_split_bounds_never_exceed_children_optima(lazy):
                 assert opts["alpha"] + sb.children_bound[c] >= cutoff - tol, seed
 
 
+def test_depth4_equals_brute_force_and_stopped_bounds_stay_below_it():
+    """From depth 4 the root takes its intervals alternately least bound first and next to the cheapest tree
+    (cpp/search.hpp, FeatureScan::alternating): the optimum stays brute force's, a stopped search's bound below it."""
+    for seed in range(800, 830):
+        X, y, w, opts = regression_instance(seed, max_rows=10, depth=4)
+        optimum = brute_force(X, y, w, **opts)
+        res = solve(X, y, w, **opts)
+        assert res.status == "optimal" and res.objective == pytest.approx(optimum, abs=tolerance(y)), seed
+        for limit in (1, 3, 8):
+            res = solve(X, y, w, node_limit=limit, **opts)
+            assert res.bound <= optimum + tolerance(y) <= res.objective + 2 * tolerance(y), (seed, limit)
+
+
 def test_stopped_search_bound_never_exceeds_the_optimum():
     for seed in range(700, 760):
         X, y, w, opts = regression_instance(seed, max_rows=14, depth=3)
