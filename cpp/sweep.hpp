@@ -12,21 +12,20 @@
 
 namespace optitree {
 
-// A row of a feature's order for the sweeps of more than two classes: its rank on the feature, its
-// class and weight, read and moved as one 16-byte unit.
+// A row of a feature's order for the sweeps of regression and of more than two classes: its rank on
+// the feature, its row (regression) or class, and its weight, read and moved as one 16-byte unit.
 struct Cell {
-    int32_t rank, cls;
+    int32_t rank, id;
     double w;
 };
 
-// lr(g, t) = rank(g, srt(g, t)), and weights alike: the sweeps read each feature's rows in sequence
-// instead of gathering them from the global arrays. Regression (GENERAL) keeps the weights (lw); two
-// classes each row's signed weight, +w for class 0 and -w for class 1: as integers (lvi) when every
-// weight of the view is an integer and their sum fits in 31 bits, else as doubles (lvd). With more
-// classes (CLASSES) rank, class and weight as Cells instead.
+// Two classes: lr(g, t) = rank(g, srt(g, t)), and each row's signed weight alike, +w for class 0 and
+// -w for class 1: as integers (lvi) when every weight of the view is an integer and their sum fits in
+// 31 bits, else as doubles (lvd). Regression (GENERAL) and more classes (CLASSES): rank, row or class,
+// and weight as Cells. The sweeps read each feature's rows in sequence instead of gathering them from
+// the global arrays.
 struct Layout {
     Buffer<int32_t> lr;
-    Buffer<double> lw;
     enum : int { GENERAL, BINARY_INT, BINARY_DOUBLE, CLASSES } kind = GENERAL;
     Buffer<int32_t> lvi;
     Buffer<double> lvd;
@@ -36,13 +35,15 @@ struct Layout {
 
 inline Layout make_layout(View srt, Ranks rank, const Targets &d) {
     Layout lay;
-    if (d.loss == MISCLASSIFICATION && d.width > 2) {
-        lay.kind = Layout::CLASSES;
+    if (d.loss != MISCLASSIFICATION || d.width > 2) {
+        const bool regression = d.loss != MISCLASSIFICATION;
+        lay.kind = regression ? Layout::GENERAL : Layout::CLASSES;
         lay.cells = Buffer<Cell>(srt.rows, srt.cols);
         for (int64_t g = 0; g < srt.rows; ++g) {
             const int32_t *rows = srt.row(g), *rk = rank.row(g);
             Cell *c = lay.cells.row(g);
-            for (int64_t t = 0; t < srt.cols; ++t) c[t] = Cell{rk[rows[t]], d.y[rows[t]], d.w[rows[t]]};
+            for (int64_t t = 0; t < srt.cols; ++t)
+                c[t] = Cell{rk[rows[t]], regression ? rows[t] : d.y[rows[t]], d.w[rows[t]]};
         }
         return lay;
     }
@@ -51,15 +52,6 @@ inline Layout make_layout(View srt, Ranks rank, const Targets &d) {
         const int32_t *rows = srt.row(g), *rk = rank.row(g);
         int32_t *lr = lay.lr.row(g);
         for (int64_t t = 0; t < srt.cols; ++t) lr[t] = rk[rows[t]];
-    }
-    if (d.loss != MISCLASSIFICATION) {
-        lay.lw = Buffer<double>(srt.rows, srt.cols);
-        for (int64_t g = 0; g < srt.rows; ++g) {
-            const int32_t *rows = srt.row(g);
-            double *lw = lay.lw.row(g);
-            for (int64_t t = 0; t < srt.cols; ++t) lw[t] = d.w[rows[t]];
-        }
-        return lay;
     }
     const bool integral = d.int32_weights(srt.row(0), srt.cols);
     lay.kind = integral ? Layout::BINARY_INT : Layout::BINARY_DOUBLE;
@@ -92,27 +84,13 @@ inline Buffer<int32_t> positions(View srt, int64_t feature, int64_t n_total) {
     return key;
 }
 
-// Buffers of depth1_sides for views of up to m rows of layout lay: each side's ranks, weights, rows
-// (regression) or cells (CLASSES).
+// Buffers of depth1_sides for views of up to m rows of layout lay: each side's cells (none for two
+// classes, whose binary_groups needs none).
 struct Scratch {
-    Buffer<int32_t> br, brow;
-    Buffer<double> bw;
     Buffer<Cell> bc;
     Scratch(int64_t m, const Layout &lay) {
-        if (lay.binary()) return;  // binary_groups needs none
-        if (lay.kind == Layout::CLASSES) {
-            bc = Buffer<Cell>(2, m);
-            return;
-        }
-        br = Buffer<int32_t>(2, m), brow = Buffer<int32_t>(2, m), bw = Buffer<double>(2, m);
+        if (!lay.binary()) bc = Buffer<Cell>(2, m);
     }
-};
-
-// One side's rows of one feature, in rank order.
-struct Run {
-    const int32_t *r, *rows;
-    const double *ww;
-    int64_t n;
 };
 
 // The two largest of a sequence of non-negative values, and where the largest stands (-1: none above 0).
@@ -137,7 +115,7 @@ struct TopTwo {
 // rows of total row_dist above k have moved left), a zero-cost right side (monotone), a bar at
 // alpha, or too few rows left for a leaf.
 template <int LOSS>
-inline std::pair<double, int64_t> sweep_side(int s, const Run &run, double bar, double alpha, int64_t min_leaf,
+inline std::pair<double, int64_t> sweep_side(int s, const Cell *run, int64_t n, double bar, double alpha, int64_t min_leaf,
                                              const Targets &d, SideStats &st, double dist_total, double lo, double hi,
                                              const TargetOrder &order) {
     static_assert(LOSS != MISCLASSIFICATION, "misclassification sweeps: sweep_classes, binary_groups");
@@ -146,8 +124,9 @@ inline std::pair<double, int64_t> sweep_side(int s, const Run &run, double bar, 
     double *prefix = st.prefix.row(s);
     int64_t found = -1, pn = 0, prev = -1;
     double pd = 0.0, skip = 0.0;
-    for (int64_t t = 0; t < run.n; ++t) {
-        int64_t rt = run.r[t];
+    for (int64_t t = 0; t < n; ++t) {
+        const Cell c = run[t];
+        const int64_t rt = c.rank;
         if (pn >= min_leaf && rt != prev && skip < EPS) {
             auto [left_cost, right_cost] = st.template split_costs<LOSS>(s, order.values.data());
             double cost = alpha + left_cost + right_cost;
@@ -159,18 +138,18 @@ inline std::pair<double, int64_t> sweep_side(int s, const Run &run, double bar, 
             skip = std::max(cost - bar, 0.0);
             if (right_cost <= EPS || skip >= dist_total - pd - EPS || bar <= alpha + EPS) break;
         }
-        int64_t i = run.rows[t];
+        const int64_t i = c.id;
         add_row<LOSS>(prefix, i, d);
         if constexpr (absolute) {
-            fenwick_add(st.fw.row(s), st.fy.row(s), st.n, order.rank_of[i], run.ww[t], d.stat(i)[1]);
+            fenwick_add(st.fw.row(s), st.fy.row(s), st.n, order.rank_of[i], c.w, d.stat(i)[1]);
         }
         const double dist = row_dist<LOSS>(i, d, lo, hi);
-        st.pw[s] += run.ww[t];
+        st.pw[s] += c.w;
         pd += dist;
         pn += 1;
         prev = rt;
         skip -= dist;
-        if (run.n - pn < min_leaf) break;
+        if (n - pn < min_leaf) break;
     }
     return {bar, found};
 }
@@ -211,7 +190,7 @@ inline std::pair<double, int64_t> sweep_classes(const Cell *run, int64_t n, doub
             skip = alpha + weight - cross - bar;  // the class skip
             if (right_cost <= EPS || skip >= weight - pw - EPS || bar <= alpha + EPS) break;
         }
-        prefix[c.cls] += c.w;
+        prefix[c.id] += c.w;
         pw += c.w;
         pn += 1;
         prev = c.rank;
@@ -425,38 +404,21 @@ PairResult depth1_sides(View srt, const Layout &lay, const int32_t *key, int64_t
         }
         // each open side's rows of feature g, a contiguous run in rank order, swept on its own
         std::pair<double, int64_t> swept[2];
-        if constexpr (LOSS == MISCLASSIFICATION) {  // more than two classes
-            const Cell *cells = lay.cells.row(g);
-            const Cell *runs[2] = {cells, cells};
-            if (split) {
-                compact_sides(cells, key + g * key_cols, m, n_left, open, buf.bc.row(0), buf.bc.row(1));
-                runs[0] = buf.bc.row(0), runs[1] = buf.bc.row(1);
-            }
-            for (int s = 0; s < 2; ++s) {
-                if (!open[s]) continue;
+        const Cell *cells = lay.cells.row(g);
+        const Cell *runs[2] = {cells, cells};
+        if (split) {
+            compact_sides(cells, key + g * key_cols, m, n_left, open, buf.bc.row(0), buf.bc.row(1));
+            runs[0] = buf.bc.row(0), runs[1] = buf.bc.row(1);
+        }
+        for (int s = 0; s < 2; ++s) {
+            if (!open[s]) continue;
+            if constexpr (LOSS == MISCLASSIFICATION) {  // more than two classes
                 std::fill(st.prefix.row(s), st.prefix.row(s) + d.width, 0.0);
                 swept[s] = sweep_classes(runs[s], n_side[s], bar[s], alpha, min_leaf, st.total.row(s), st.prefix.row(s),
                                          d.width, weight[s]);
-            }
-        } else {
-            const int32_t *lr = lay.lr.row(g), *rows = srt.row(g);
-            const double *lw = lay.lw.row(g);
-            if (split) {
-                int64_t at[2] = {0, 0};
-                const int32_t *kg = key + g * key_cols;
-                for (int64_t t = 0; t < m; ++t) {
-                    int s = kg[t] >= n_left ? 1 : 0;
-                    int64_t a = at[s]++;
-                    buf.br(s, a) = lr[t];
-                    buf.bw(s, a) = lw[t];
-                    buf.brow(s, a) = rows[t];
-                }
-            }
-            for (int s = 0; s < 2; ++s) {
-                if (!open[s]) continue;
-                Run run = split ? Run{buf.br.row(s), buf.brow.row(s), buf.bw.row(s), n_side[s]}
-                                : Run{lr, rows, lw, n_side[s]};
-                swept[s] = sweep_side<LOSS>(s, run, bar[s], alpha, min_leaf, d, st, dist_total[s], lo[s], hi[s], order);
+            } else {
+                swept[s] = sweep_side<LOSS>(s, runs[s], n_side[s], bar[s], alpha, min_leaf, d, st, dist_total[s], lo[s],
+                                            hi[s], order);
             }
         }
         for (int s = 0; s < 2; ++s) {
