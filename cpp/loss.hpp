@@ -209,10 +209,12 @@ struct SideStats {
           tw(2, absolute ? n_ + 1 : 1), ty(2, absolute ? n_ + 1 : 1), fw(2, absolute ? n_ + 1 : 1),
           fy(2, absolute ? n_ + 1 : 1) {}
 
-    // Leaf costs (left, right) of side s split after its current prefix.
+    // Leaf costs (left, right) of side s split after its current prefix (or, for regression, after a
+    // prefix whose sums the caller holds in p, its Fenwick trees still fw, fy).
     template <int LOSS>
-    std::pair<double, double> split_costs(int s, const double *values) const {
-        const double *p = prefix.row(s), *q = total.row(s);
+    std::pair<double, double> split_costs(int s, const double *values, const double *p = nullptr) const {
+        if (!p) p = prefix.row(s);
+        const double *q = total.row(s);
         if constexpr (LOSS == MISCLASSIFICATION) {
             double left_top = 0.0, right_top = 0.0, weight = 0.0;
             for (int64_t k = 0; k < width; ++k) {

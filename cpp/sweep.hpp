@@ -121,14 +121,14 @@ inline std::pair<double, int64_t> sweep_side(int s, const Cell *run, int64_t n, 
     static_assert(LOSS != MISCLASSIFICATION, "misclassification sweeps: sweep_classes, binary_groups");
     constexpr bool absolute = LOSS == ABSOLUTE;
     st.reset_prefix(s, absolute);
-    double *prefix = st.prefix.row(s);
+    double prefix[3] = {0.0, 0.0, 0.0};  // of the rows sent left so far, held here rather than in st
     int64_t found = -1, pn = 0, prev = -1;
     double pd = 0.0, skip = 0.0;
     for (int64_t t = 0; t < n; ++t) {
         const Cell c = run[t];
         const int64_t rt = c.rank;
         if (pn >= min_leaf && rt != prev && skip < EPS) {
-            auto [left_cost, right_cost] = st.template split_costs<LOSS>(s, order.values.data());
+            auto [left_cost, right_cost] = st.template split_costs<LOSS>(s, order.values.data(), prefix);
             double cost = alpha + left_cost + right_cost;
             if (cost < bar - EPS) {
                 bar = cost;
@@ -144,7 +144,6 @@ inline std::pair<double, int64_t> sweep_side(int s, const Cell *run, int64_t n, 
             fenwick_add(st.fw.row(s), st.fy.row(s), st.n, order.rank_of[i], c.w, d.stat(i)[1]);
         }
         const double dist = row_dist<LOSS>(i, d, lo, hi);
-        st.pw[s] += c.w;
         pd += dist;
         pn += 1;
         prev = rt;
