@@ -46,8 +46,11 @@ class SearchRun {
     Search &search() { return *search_; }
     Control &control() { return control_; }
 
-    // The limits of the next job: seconds from now (inf: none), node and work budgets (inf: none).
+    // The limits of the next job: seconds from now (inf: none), node and work budgets (inf: none). The
+    // job starts unstopped: a search run again (from its cache) goes on under its new limits.
     void set_limits(double seconds, double node_limit, double work_limit) {
+        search_->exhausted = search_->interrupted = false;
+        search_->stopped_by = StopReason::NONE;
         Limits l;
         l.node_limit = node_limit;
         l.work_limit = work_limit;

@@ -15,7 +15,7 @@ from ..problem import Problem, check_allowed, check_statement, get_loss, per_nod
 from ._data import ExactData, prepare
 from ._anytime import BOUND_RESERVE, class_count_bound, subset_rows, two_level_class_count_bound
 from ._search import EPS, Search, Subtree
-from ._slab_bound import SLAB_RESERVE, root_slab_bound, slab_bound_applies
+from ._slab_bound import SLAB_RESERVE, SLAB_SKIP_SHARE, root_slab_bound, slab_bound_applies
 from ._tree import Trace, from_tree, to_tree
 from ._subsets import feature_subsets, solve_over_subsets
 
@@ -243,7 +243,8 @@ def solve(X, y=None, sample_weight=None, *, max_depth=None, loss=None, samples=N
     bound of :mod:`optitree.exact._slab_bound` when larger. For them, a search under ``time_limit`` or
     ``work_limit`` keeps :data:`~optitree.exact._anytime.BOUND_RESERVE` of each (the tree is found in the
     rest), :data:`~optitree.exact._slab_bound.SLAB_RESERVE` where the root-slab bound applies (depth >= 4
-    over >= 4 000 rows).
+    over >= 4 000 rows) unless the search's own bound is then
+    :data:`~optitree.exact._slab_bound.SLAB_SKIP_SHARE` of its tree or more (it searches on instead).
     callback : callable, optional
         ``callback(point) -> bool``, called about every 0.2 s between two kernel calls with
         ``{"time", "incumbent", "bound", "nodes", "event": "progress"}`` (the root's best
@@ -304,6 +305,16 @@ def solve(X, y=None, sample_weight=None, *, max_depth=None, loss=None, samples=N
         search.poll = poll
     start_nodes = None if start is None else from_tree(data, start)
     sub = _root_search(search, view, int(max_depth), ub, threads, trace, start_nodes)
+    if slabs and reserve and search.exhausted and search.stopped_by in ("time_limit", "work_limit") and \
+            sub.lower_bound >= SLAB_SKIP_SHARE * sub.cost:
+        slabs, reserve = False, BOUND_RESERVE  # near its proof: the search goes on, from its cache and tree
+        if time_limit is not None:
+            search.deadline = started + (1.0 - reserve) * float(time_limit)
+        if work_limit is not None:
+            search.work_limit = max(1, int((1.0 - reserve) * work_limit))
+        again = _root_search(search, view, int(max_depth), ub, threads, trace, sub.nodes)
+        cheaper = again if again.cost <= sub.cost else sub
+        sub = Subtree(cheaper.cost, max(again.lower_bound, sub.lower_bound), cheaper.nodes)
     cost, bound = sub.cost, sub.lower_bound
     rows = np.sort(view[0])
     tree = to_tree(data, sub.nodes, rows)
@@ -343,8 +354,9 @@ def _root_search(search: Search, view, depth: int, upper_bound: float, threads: 
         trace.add_at(at, cost, trace.points[-1][2] / trace.scale if trace.points else 0.0)
 
     def bounded(at, bound):
-        if trace.points:  # the root's leaf comes first
-            trace.add_at(at, trace.points[-1][1] / trace.scale, bound)
+        if trace.points:  # the root's leaf comes first; a search run again reports its bound afresh
+            _, incumbent, last = trace.points[-1]
+            trace.add_at(at, incumbent / trace.scale, max(bound, last / trace.scale))
 
     return search.root(view, depth, upper_bound, threads, on_improve=improved, on_bound=bounded, start=start)
 

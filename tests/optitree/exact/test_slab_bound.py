@@ -14,11 +14,12 @@ from support.exact_bruteforce import brute_force, random_instance
 
 @pytest.fixture
 def small_slabs(monkeypatch):
-    """Pieces of 16 rows, merged up to 64, from 32 rows at depth 3 (pieces solved at depth 2)."""
+    """Pieces of 16 rows, merged up to 64, from 32 rows at depth 3 (pieces solved at depth 2), for every stopped search."""
     monkeypatch.setattr(slab, "SLAB_ROWS", 16)
     monkeypatch.setattr(slab, "SLAB_MIN_ROWS", 32)
     monkeypatch.setattr(slab, "SLAB_MIN_DEPTH", 3)
     monkeypatch.setattr(slab, "MAX_MERGED_ROWS", 64)
+    monkeypatch.setattr(api, "SLAB_SKIP_SHARE", np.inf)  # the slab bound however near its proof the search is
 
 
 def recorded_slab_bounds(monkeypatch):
@@ -130,3 +131,23 @@ def test_pieces_take_no_split_cost(monkeypatch, small_slabs):
     for work_limit in (500, 2_000, 5_000):
         assert solve(X, y, max_depth=3, alpha=2.0, work_limit=work_limit).bound <= optimum
     assert len(bounds) == 3 and max(bounds) <= optimum
+
+
+def test_a_search_near_its_proof_goes_on_instead_of_the_slab_bound(monkeypatch):
+    """4 000 rows at depth 4 under twice the work of a full search: at 20 % of it the search's own bound is
+    above SLAB_SKIP_SHARE of its tree, so it searches on (from its cache) instead of spending the 80 % on
+    slabs, and proves the full search's optimum; the same result every run."""
+    def refuse(*args):
+        raise AssertionError("slab bound for a search near its proof")
+
+    monkeypatch.setattr(api, "_slab_bound", refuse)
+    rng = np.random.RandomState(0)
+    X = rng.randint(0, 6, size=(4000, 5)).astype(float)
+    y = (((X[:, 0] > 2) ^ (X[:, 1] > 3)) | (rng.rand(4000) < 0.1)).astype(int)
+    full = solve(X, y, max_depth=4)
+    assert full.status == "optimal" and slab.slab_bound_applies(len(y), 4)
+    runs = [solve(X, y, max_depth=4, work_limit=2 * full.work) for _ in range(2)]
+    for r in runs:
+        assert r.status == "optimal" and r.objective == full.objective == r.bound
+    assert runs[0].work == runs[1].work
+    assert [b for _, _, b in runs[0].trace] == sorted(b for _, _, b in runs[0].trace)
