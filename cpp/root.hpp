@@ -203,8 +203,23 @@ class SearchRun {
             control_.trace.add(best);
         };
         if (depth <= 2) return merge(s.solve(view, depth, 1, upper_bound), {best, 0.0, nodes});
-        Subtree start = s.solve(view, 2, 1, upper_bound);  // a depth-2 optimum: a strong first incumbent
-        improve(start.cost, start.nodes);
+        // On a small root the dive first: from DIVE_DEPTH it often reaches a tree no split can beat (cost
+        // <= alpha) in a few kernel calls on subsets, while the depth-2 start on all rows is the run's
+        // costliest call; skipped then. Its tree is an incumbent in any case.
+        if (depth >= DIVE_DEPTH && !problem_.regression() && view.size() < BOUND_FIRST_ROWS) {
+            std::optional<Step> dive;
+            s.cut_by(DIVE_FIRST_UNITS, std::nullopt, [&] {
+                try {
+                    dive = s.dive(view, depth, 1, std::min(best, upper_bound) - settings_.alpha, true);
+                } catch (const BudgetExhausted &) {  // the search's own limits stop the depth-2 start too
+                }
+            });
+            if (dive) improve(dive->cost, dive->split);
+        }
+        if (std::min(best, upper_bound) > settings_.alpha + EPS) {  // else no split can beat the incumbent
+            Subtree start = s.solve(view, 2, 1, upper_bound);  // a depth-2 optimum: a strong first incumbent
+            improve(start.cost, start.nodes);
+        }
         const bool first_pass = settings_.anytime || depth == 3;  // at depth 3 an early incumbent
         if (threads > 1) return parallel(view, depth, upper_bound, best, nodes, threads, alone_seconds, first_pass);
         return s.branch(view, depth, 1, upper_bound, best, nodes, true, nullptr, {}, first_pass);

@@ -11,7 +11,7 @@ every split, for the three losses.
 import numpy as np
 import pycontree
 import pytest
-from sklearn.datasets import load_breast_cancer
+from sklearn.datasets import load_breast_cancer, load_wine
 from support.exact_bruteforce import brute_force, check_tree, random_instance, relabel, tree_cost
 
 from optitree.exact import _search, prepare, solve, split_bounds
@@ -70,15 +70,43 @@ def test_breast_cancer_depth5_equals_pycontree():
     assert (res.tree.predict(X).argmax(1) != y).sum() == 0
 
 
+def xor(rows):
+    """Two classes that a depth-2 tree separates."""
+    rng = np.random.RandomState(0)
+    X = rng.rand(rows, 4)
+    return X, ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.3)).astype(int)
+
+
 @pytest.mark.parametrize("limits", [{}, {"time_limit": 60.0}])
 def test_search_stops_once_its_incumbent_meets_the_bound(limits):
-    """When the depth-2 start already errs on no row, no deeper search runs: one kernel call at every depth."""
-    rng = np.random.RandomState(0)
-    X = rng.rand(200, 4)
-    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.3)).astype(int)
+    """When the depth-2 start already errs on no row, no deeper search runs: one kernel call at every depth
+    (from depth 4 on a root of 2 000 rows or more, which takes no dive before its depth-2 start)."""
+    X, y = xor(2000)
     for depth in (3, 4, 5, 6):
         res = solve(X, y, max_depth=depth, **limits)
         assert (res.objective, res.bound, res.status, res.n_evaluated) == (0.0, 0.0, "optimal", 1)
+
+
+@pytest.mark.parametrize("limits", [{}, {"time_limit": 60.0}, {"threads": 2}, {"work_limit": 10**9}])
+def test_dive_before_the_depth2_start_on_small_roots(limits):
+    """From depth 4 a root of fewer than 2 000 rows first dives (CART's split, its children probed); a tree
+    erring on no row ends the search there, without the depth-2 start: on wine the trace goes from the
+    leaf straight to 0 (the depth-2 start's 6 errors never show) in 7 units at depth 4 (the dive's split
+    on all rows, then kernel calls on subsets; the depth-2 start would be an 8th, on all rows), and on the
+    xor rows a few kernel calls of the dive stand for the depth-2 start's one."""
+    X, y = load_wine(return_X_y=True)
+    for depth in (4, 5):
+        res = solve(X, y, max_depth=depth, **limits)
+        assert (res.objective, res.bound, res.status) == (0.0, 0.0, "optimal")
+        assert [incumbent for _, incumbent, _ in res.trace] == [107.0, 0.0, 0.0]
+        if depth == 4:
+            assert res.n_evaluated == 7
+    assert [i for _, i, _ in solve(X, y, max_depth=3, **limits).trace][:2] == [107.0, 6.0]  # depth 3: no dive
+    X, y = xor(1999)
+    for depth in (4, 5, 6):
+        res = solve(X, y, max_depth=depth, **limits)
+        assert (res.objective, res.bound, res.status) == (0.0, 0.0, "optimal")
+        assert 1 < res.n_evaluated < 24
 
 
 def continuous(seed, n, p):
