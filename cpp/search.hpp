@@ -703,8 +703,8 @@ constexpr int64_t MAX_SLABS = 64;
 //
 // At the run's root (node 1), from BOUND_FIRST_ROWS rows or in regression at depth >= 4, best_first
 // takes the interval of least bound first instead (bound first, as Quant-BnB; below BOUND_FIRST_ROWS
-// rows every other step, alternating with the interval next to the cheapest tree): for t in [lo, hi] between solved a and b,
-// L_a ⊆ L_t and R_b ⊆ R_t, so cost(t) >= alpha + OPT(L_a) + OPT(R_b) where monotone (Neighbours
+// rows every other step, alternating with the interval next to the cheapest tree): for t in [lo, hi]
+// between solved a and b, L_a ⊆ L_t and R_b ⊆ R_t, so cost(t) >= alpha + OPT(L_a) + OPT(R_b) where monotone (Neighbours
 // also has the similarity bounds). Every interval bisected then has a bound below the optimum, and
 // the least bound of the open intervals, the run's progress bound, rises with each step instead of
 // all at once at the end. There, at depth 3 where monotone, the rows in the feature's order are also

@@ -294,8 +294,12 @@ def solve(X, y=None, sample_weight=None, *, max_depth=None, loss=None, samples=N
     slabs = slab_bound_applies(view.shape[1], int(max_depth))
     reserve = (SLAB_RESERVE if slabs else BOUND_RESERVE) if (time_limit is not None or work_limit is not None) and \
         not per_node_features(allowed) else 0.0
-    deadline = np.inf if time_limit is None else started + (1.0 - reserve) * float(time_limit)
-    main_work = None if work_limit is None else max(1, int((1.0 - reserve) * work_limit))
+
+    def main_limits(reserve):  # the deadline and work budget of the search that keeps `reserve` of its limits
+        return (np.inf if time_limit is None else started + (1.0 - reserve) * float(time_limit),
+                None if work_limit is None else max(1, int((1.0 - reserve) * work_limit)))
+
+    deadline, main_work = main_limits(reserve)
     search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, None, main_work, anytime)
     if callback is not None:
         def poll():
@@ -308,10 +312,7 @@ def solve(X, y=None, sample_weight=None, *, max_depth=None, loss=None, samples=N
     if slabs and reserve and search.exhausted and search.stopped_by in ("time_limit", "work_limit") and \
             sub.lower_bound >= SLAB_SKIP_SHARE * sub.cost:
         slabs, reserve = False, BOUND_RESERVE  # near its proof: the search goes on, from its cache and tree
-        if time_limit is not None:
-            search.deadline = started + (1.0 - reserve) * float(time_limit)
-        if work_limit is not None:
-            search.work_limit = max(1, int((1.0 - reserve) * work_limit))
+        search.deadline, search.work_limit = main_limits(reserve)
         again = _root_search(search, view, int(max_depth), ub, threads, trace, sub.nodes)
         cheaper = again if again.cost <= sub.cost else sub
         sub = Subtree(cheaper.cost, max(again.lower_bound, sub.lower_bound), cheaper.nodes)
