@@ -6,8 +6,8 @@
 //
 // With threads > 1 the root's features, best single split first, are dealt round-robin to the
 // workers; each runs Search::branch over its share against the least cost any of them has found
-// (SharedIncumbent), and a worker whose features are done takes over another's unfinished one
-// (FeatureClaims). All of them share one cache of solved sub-problems. The root search first runs
+// (SharedIncumbent); a worker whose features are done takes over another's unfinished one
+// (FeatureClaims) or, with none left to take, half the open intervals of another's scan (ScanSharing). All of them share one cache of solved sub-problems. The root search first runs
 // alone for alone_seconds: most small problems end there, and the workers start from its cache and
 // its incumbent.
 #pragma once
@@ -63,12 +63,13 @@ class SearchRun {
 
     // Solve the problem of view from its root: a depth-2 start, then branch and bound (threads at the root).
     // start_tree (null: none) is a first incumbent, used when it is a tree of the problem. The job first
-    // runs on the calling thread for inline_seconds (see start).
+    // runs on the calling thread for inline_seconds (see start), which count towards its alone_seconds.
     void start_root(RowSet view, int64_t depth, double upper_bound, int64_t threads, double alone_seconds,
                     NodePtr start_tree, double inline_seconds) {
         start(
-            [this, view = std::move(view), depth, upper_bound, threads, alone_seconds, start_tree] {
-                root_result_ = root(view, depth, upper_bound, threads, alone_seconds, start_tree);
+            [this, view = std::move(view), depth, upper_bound, threads, alone_seconds, inline_seconds, start_tree] {
+                const double alone = resumed_ ? std::max(0.0, alone_seconds - inline_seconds) : alone_seconds;
+                root_result_ = root(view, depth, upper_bound, threads, alone, start_tree);
             },
             inline_seconds);
     }
@@ -132,6 +133,7 @@ class SearchRun {
     std::mutex mutex_;
     std::condition_variable done_cv_;
     bool done_ = true;
+    bool resumed_ = false;  // the job runs on the thread after the calling thread's slice cut it
     std::exception_ptr error_;
     Subtree root_result_;
     std::vector<FeatureBounds> feature_bounds_;
@@ -150,7 +152,9 @@ class SearchRun {
         control_.stop.store(false);
         control_.trace.restart();
         done_ = false;
+        resumed_ = false;
         if (inline_seconds > 0.0 && run_inline(job, inline_seconds)) return;
+        resumed_ = inline_seconds > 0.0;
         thread_ = std::thread([this, job = std::move(job)] {
             try {
                 job();
@@ -258,16 +262,20 @@ class SearchRun {
         std::vector<std::unique_ptr<Search>> subs;
         for (int64_t k = 0; k < workers; ++k)
             subs.push_back(std::make_unique<Search>(problem_, settings_, cache_, relaxed_cache_, control_, limits));
+        std::vector<Search *> searches;
+        for (auto &sub : subs) searches.push_back(sub.get());
+        ScanSharing sharing(std::move(searches), control_);
         std::vector<Subtree> results(static_cast<size_t>(workers));
         std::vector<std::exception_ptr> errors(static_cast<size_t>(workers));
         auto work = [&](int64_t k) {
             try {
                 results[k] = subs[k]->branch(view, depth, 1, upper_bound, best, best_nodes, true, &dealt[k],
-                                             RootShare{&shared, &claims, k}, first_pass);
+                                             RootShare{&shared, &claims, k, &sharing}, first_pass);
             } catch (...) {
                 errors[k] = std::current_exception();
                 control_.stop.store(true);  // the others stop too; the error is raised once all have ended
             }
+            sharing.retire();
         };
         std::vector<std::thread> pool;
         for (int64_t k = 1; k < workers; ++k) pool.emplace_back(work, k);

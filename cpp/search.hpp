@@ -3,12 +3,13 @@
 //
 // A Search runs on one thread and never touches Python. Several Searches of one problem (the
 // workers of root.hpp) share a Cache, a Control (stop flag, trace of the root's incumbent) and,
-// at the root, a SharedIncumbent and FeatureClaims.
+// at the root, a SharedIncumbent, FeatureClaims and ScanSharing.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -194,6 +195,11 @@ class LiveBound {
         std::lock_guard<std::mutex> lock(mutex_);
         if (worker < slots_.size()) slots_[worker] = bound;
     }
+    // Lower worker's bound to at most bound (a part of another's features handed to it).
+    void lower(size_t worker, double bound) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (worker < slots_.size()) slots_[worker] = std::min(slots_[worker], bound);
+    }
     double value() {
         std::lock_guard<std::mutex> lock(mutex_);
         double least = INF;
@@ -279,11 +285,15 @@ class FeatureClaims {
     std::mutex mutex_;
 };
 
-// A root worker's share of the root: the common incumbent and the claims on the root's features.
+class ScanSharing;
+
+// A root worker's share of the root: the common incumbent, the claims on the root's features and
+// the intervals handed between workers.
 struct RootShare {
     SharedIncumbent *incumbent = nullptr;
     FeatureClaims *claims = nullptr;
     int64_t me = 0;
+    ScanSharing *sharing = nullptr;
 };
 
 // ------------------------------------------------------------------ the search
@@ -836,6 +846,26 @@ class FeatureScan {
     // The priority of the next interval; inf when none is left.
     double priority() const { return queue.empty() ? INF : priority_of(queue[next()]); }
 
+    // Every other open interval, in the order this scan would take them (priorities as of now), moved
+    // to a new scan of the same candidates that searches for other (a root worker waiting for work,
+    // ScanSharing); null when fewer than two intervals are open. The intervals' ends are solved
+    // candidates, whose values the new scan copies: each interval's search needs nothing else.
+    std::unique_ptr<FeatureScan> split_off(Search &other) {
+        if (queue.size() < 2 || depth == 2) return nullptr;  // depth 2: the sweeps' inputs are not copied
+        std::vector<size_t> order(queue.size());
+        for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+        std::sort(order.begin(), order.end(), [&](size_t i, size_t j) {
+            double pi = priority_of(queue[i]), pj = priority_of(queue[j]);
+            return pi < pj || (pi == pj && queue[i].seq < queue[j].seq);
+        });
+        std::unique_ptr<FeatureScan> part(new FeatureScan(*this, other));
+        std::vector<Entry> kept;
+        for (size_t r = 0; r < order.size(); ++r) (r % 2 ? part->queue : kept).push_back(queue[order[r]]);
+        queue = std::move(kept);
+        return part;
+    }
+    const bool given = false;  // a part of another worker's scan (split_off): its own worker's, whoever holds the feature
+
     // bound_first: whether the next step takes the interval of least bound (else the one next to the
     // cheapest tree, as elsewhere). The root alternates the two (Search::branch).
     void take_least_bound(bool yes) { least_bound = yes; }
@@ -855,6 +885,16 @@ class FeatureScan {
     }
 
   private:
+    // A copy of from's candidates and their state, for other, with no interval queued (split_off).
+    FeatureScan(const FeatureScan &from, Search &other)
+        : s(other), view(from.view), feature(from.feature), depth(from.depth), node(from.node),
+          monotone(from.monotone), best_first(from.best_first), bound_first(from.bound_first),
+          alternating(from.alternating), rank_threshold(from.rank_threshold), n_left(from.n_left),
+          dist_left(from.dist_left), solved_left(from.solved_left), solved_right(from.solved_right),
+          bound_left(from.bound_left), bound_right(from.bound_right), tree_cost(from.tree_cost), exact(from.exact),
+          children(from.children), given(true), pushed(from.pushed), least_bound(from.least_bound),
+          slabs(from.slabs) {}
+
     struct Entry {
         double first;  // -inf: a probed middle, before any other; else 0
         int64_t seq, lo, hi, a, b;
@@ -868,7 +908,7 @@ class FeatureScan {
     Buffer<int32_t> key;
     std::unique_ptr<Scratch> buf;
 
-    std::unique_ptr<Slabs> slabs;
+    std::shared_ptr<const Slabs> slabs;  // read only once made: shared with the scan's parts (split_off)
 
     Neighbours neighbours() const {
         Neighbours nb{dist_left.data(), solved_left.data(), solved_right.data(), int64_t(dist_left.size()), monotone};
@@ -1049,6 +1089,73 @@ class FeatureScan {
     }
 };
 
+// Open intervals handed between the root's workers. A worker with no feature left to search or take
+// over (FeatureClaims) waits here; another, between two steps, gives it every other open interval of
+// one of its scans (FeatureScan::split_off). The waiting ones end when every worker waits or has
+// ended (retire), or the run is stopped. The giver publishes the part's bound in the waiting
+// worker's live-bound slot as it gives it, so that the part is covered before the giver's next
+// bound leaves it out.
+class ScanSharing {
+  public:
+    ScanSharing(std::vector<Search *> searches, Control &control)
+        : searches_(std::move(searches)), given_(searches_.size()), control_(control) {}
+
+    // Whether a worker waits: a hint, read between steps without the lock.
+    bool wanted() const { return waiting_count_.load(std::memory_order_relaxed) > 0; }
+
+    // Give the first waiting worker part of scan (split_off) when it has one to give; cutoff is the
+    // giver's (the part's bound is published no higher).
+    void give(FeatureScan &scan, double cutoff) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (waiting_.empty()) return;
+        const int64_t to = waiting_.front();
+        std::unique_ptr<FeatureScan> part = scan.split_off(*searches_[size_t(to)]);
+        if (!part) return;
+        control_.live_bound.lower(size_t(to), std::min(cutoff, part->s.S.alpha + part->open_bound(false)));
+        waiting_.erase(waiting_.begin());
+        waiting_count_.store(int64_t(waiting_.size()), std::memory_order_relaxed);
+        given_[size_t(to)] = std::move(part);
+        changed_.notify_all();
+    }
+
+    // Wait for a part as worker me; null when the root's search has ended or was stopped.
+    std::unique_ptr<FeatureScan> wait(int64_t me) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        waiting_.push_back(me);
+        waiting_count_.store(int64_t(waiting_.size()), std::memory_order_relaxed);
+        changed_.notify_all();
+        for (;;) {
+            if (given_[size_t(me)]) return std::move(given_[size_t(me)]);
+            if (int64_t(waiting_.size()) + retired_ == int64_t(searches_.size())) ended_ = true;
+            if (ended_ || control_.stop.load()) {
+                waiting_.erase(std::find(waiting_.begin(), waiting_.end(), me));
+                waiting_count_.store(int64_t(waiting_.size()), std::memory_order_relaxed);
+                changed_.notify_all();
+                return nullptr;
+            }
+            changed_.wait_for(lock, std::chrono::milliseconds(10));  // the stop is an atomic, not notified
+        }
+    }
+
+    // Worker me has ended its search: it neither waits nor gives any more.
+    void retire() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++retired_;
+        changed_.notify_all();
+    }
+
+  private:
+    std::vector<Search *> searches_;  // by worker
+    std::vector<std::unique_ptr<FeatureScan>> given_;
+    Control &control_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<int64_t> waiting_;
+    std::atomic<int64_t> waiting_count_{0};
+    int64_t retired_ = 0;
+    bool ended_ = false;
+};
+
 // ------------------------------------------------------------------ Search, defined
 
 inline Subtree Search::solve(const RowSet &v, int64_t depth, int64_t node, double upper_bound, const Starts &starts,
@@ -1164,11 +1271,12 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
     double unresolved = INF;  // lowest children bound (without alpha) of a non-exact candidate of the binary steps
 
     auto held = [&](int64_t f) { return !claims || claims->holds(f, share.me); };
+    auto holds = [&](const FeatureScan &sc) { return sc.given || held(sc.feature); };
     // The least children bound of an open candidate of the held features (0 for one not started).
     auto least_open = [&](bool record) {
         double open = INF;
         for (auto &sc : started)
-            if (held(sc->feature)) open = std::min(open, sc->open_bound(record));
+            if (holds(*sc)) open = std::min(open, sc->open_bound(record));
         for (size_t j = started.size(); j < features.size(); ++j)
             if (held(features[j])) open = 0.0;
         return open;
@@ -1190,21 +1298,31 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
     // The next step of started[k] while its feature is held, its work published to the claims.
     auto step_of = [&](size_t k) -> std::optional<Step> {
         FeatureScan &sc = *started[k];
-        if (!held(sc.feature)) return std::nullopt;
+        if (!holds(sc)) return std::nullopt;
+        if (share.sharing && share.sharing->wanted()) share.sharing->give(sc, cutoff());
         int64_t used = work_used;
         std::optional<Step> step = sc.step(cutoff);
-        if (claims) claims->record(sc.feature, work_used - used, !step);
+        if (claims && !sc.given) claims->record(sc.feature, work_used - used, !step);
         return step;
     };
-    // The next feature not started, or one taken over from another worker; false: none.
+    // The next feature not started, one taken over from another worker, or a part of another's scan
+    // (after a wait); false: none.
     auto start_next = [&] {
         if (started.size() < features.size()) {
             start(features[started.size()]);
             return true;
         }
         int64_t taken = claims ? claims->take_over(share.me) : -1;
-        if (taken >= 0) start(taken);
-        return taken >= 0;
+        if (taken >= 0) {
+            start(taken);
+            return true;
+        }
+        if (!share.sharing) return false;
+        std::unique_ptr<FeatureScan> part = share.sharing->wait(share.me);
+        if (!part) return false;
+        started.push_back(std::move(part));
+        if (report) publish();
+        return true;
     };
 
     try {
@@ -1260,7 +1378,7 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
                     if (claims) {  // a feature taken over by another worker is its own
                         std::vector<size_t> kept;
                         for (size_t j : active)
-                            if (held(started[j]->feature)) kept.push_back(j);
+                            if (holds(*started[j])) kept.push_back(j);
                         active.swap(kept);
                     }
                     if (active.empty()) {
@@ -1296,7 +1414,7 @@ inline Subtree Search::branch(const RowSet &v, int64_t depth, int64_t node, doub
     }
     double open = started.empty() ? unresolved : INF;
     for (auto &sc : started)
-        if (held(sc->feature)) open = std::min(open, sc->unresolved);
+        if (holds(*sc)) open = std::min(open, sc->unresolved);
     return {best, std::min(cutoff(), alpha + open), best_nodes};
 }
 

@@ -34,8 +34,9 @@ POLL_SECONDS = 0.2
 #: categorical sets it did 6-28 % more, hence the threshold.
 BEST_FIRST_THRESHOLDS = 5
 #: Seconds the root search runs on one thread before ``threads`` workers start from its cache and
-#: incumbent (the inline slice has ended the tiny problems). Measured, two threads against one on the
-#: six instances of the README's speed-up above 1 s: median speed-up 1.74 with 0.1 s, 1.84 with 0.03 s.
+#: incumbent, the inline slice's included (which has ended the tiny problems). Measured, two threads
+#: against one on the six instances of the README's speed-up above 1 s: median speed-up 1.74 with
+#: 0.1 s, 1.84 with 0.03 s (the slice then not counted).
 ALONE_SECONDS = 0.03
 #: Seconds a root search first runs on the calling thread, without progress reports, before it goes on
 #: on a native thread; only without a node or work limit (a stop by the clock would make theirs depend

@@ -46,6 +46,23 @@ def test_two_threads_find_the_brute_force_optimum(at_once, no_fork):
             assert (stopped.objective, stopped.bound, stopped.work) == (one.objective, one.bound, one.work)
 
 
+def test_a_thread_without_features_searches_part_of_the_others_scan(at_once, no_fork):
+    """Two features, one with a single threshold: its thread soon has no feature left to search or
+    take over, and searches every other open interval of the other thread's scan, whose thread keeps
+    the rest. The optimum is the brute force's, with and without a minimum leaf size and split cost."""
+    for seed in range(24):
+        rng = np.random.RandomState(seed)
+        n = 40
+        X = np.column_stack([rng.randint(0, 2, n), rng.permutation(n)]).astype(float)
+        y = ((np.sin(X[:, 1] / rng.uniform(2, 5)) > 0) ^ (rng.rand(n) < 0.2)).astype(int)
+        opts = dict(max_depth=3, alpha=[0.0, 0.5][seed % 2], min_samples_leaf=[1, 3][seed // 2 % 2],
+                    allowed_features=None)
+        expected = brute_force(X, y, None, **opts)
+        res = solve(X, y, threads=2, **opts)
+        assert res.status == "optimal" and res.objective == pytest.approx(expected, abs=1e-9), seed
+        assert tree_cost(res.tree, X, y, None, opts["alpha"]) == pytest.approx(res.objective, abs=1e-9), seed
+
+
 def test_two_threads_find_contrees_optimum_at_depth_4_with_their_work_counted(at_once, no_fork):
     X, y = noisy_xor(400, 1)
     one = solve(X, y, max_depth=4, time_limit=600)
