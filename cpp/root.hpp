@@ -243,7 +243,8 @@ class SearchRun {
             best_nodes = alone.nodes;
         }
         const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(threads, int64_t(features.size())));
-        SharedIncumbent shared(std::min(best, upper_bound));
+        // a tree of cost <= alpha is optimal (any split costs alpha, and the leaf no less than best)
+        SharedIncumbent shared(std::min(best, upper_bound), std::max(settings_.alpha, alone.lower_bound));
         // of a node or work limit, what each worker may spend: the total stays within it
         auto share = [workers](double limit, int64_t used) {
             return std::isfinite(limit) ? std::max(0.0, std::floor((limit - double(used)) / double(workers))) : INF;
@@ -260,8 +261,10 @@ class SearchRun {
         FeatureClaims claims(owners);
         control_.live_bound.reset(size_t(workers), alone.lower_bound);  // the alone search's bound holds for all
         std::vector<std::unique_ptr<Search>> subs;
-        for (int64_t k = 0; k < workers; ++k)
+        for (int64_t k = 0; k < workers; ++k) {
             subs.push_back(std::make_unique<Search>(problem_, settings_, cache_, relaxed_cache_, control_, limits));
+            subs.back()->settled = &shared.settled();
+        }
         std::vector<Search *> searches;
         for (auto &sub : subs) searches.push_back(sub.get());
         ScanSharing sharing(std::move(searches), control_);
@@ -289,9 +292,11 @@ class SearchRun {
             Search &sub = *subs[k];
             s.nodes_used += sub.nodes_used;
             s.work_used += sub.work_used;
-            if (s.stopped_by == StopReason::NONE) s.stopped_by = sub.stopped_by;
-            s.exhausted = s.exhausted || sub.exhausted;
-            s.interrupted = s.interrupted || sub.interrupted;
+            if (sub.stopped_by != StopReason::SETTLED) {  // else its bound is the optimum (branch: the cutoff)
+                if (s.stopped_by == StopReason::NONE) s.stopped_by = sub.stopped_by;
+                s.exhausted = s.exhausted || sub.exhausted;
+                s.interrupted = s.interrupted || sub.interrupted;
+            }
             if (results[k].cost < results[winner].cost) winner = k;
             bound = std::min(bound, results[k].lower_bound);
         }

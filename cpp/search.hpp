@@ -222,21 +222,29 @@ struct Control {
     Trace trace;
 };
 
-// The least cost found by any of the root's workers.
+// The least cost found by any of the root's workers. It is settled once it meets floor, a lower bound
+// on the root's optimum: the workers' searches then stop at their next unit (Search::settled),
+// instead of finishing sub-problems begun against an older incumbent.
 class SharedIncumbent {
   public:
-    explicit SharedIncumbent(double value) : value_(value) {}
+    SharedIncumbent(double value, double floor) : value_(value), floor_(floor), settled_(value <= floor + EPS) {}
     double value() const { return value_.load(std::memory_order_relaxed); }
+    const std::atomic<bool> &settled() const { return settled_; }
     // Record cost if it is the least so far; whether it was.
     bool offer(double cost) {
         double current = value();
         while (cost < current - EPS)
-            if (value_.compare_exchange_weak(current, cost)) return true;
+            if (value_.compare_exchange_weak(current, cost)) {
+                if (cost <= floor_ + EPS) settled_.store(true, std::memory_order_relaxed);
+                return true;
+            }
         return false;
     }
 
   private:
     std::atomic<double> value_;
+    const double floor_;
+    std::atomic<bool> settled_;
 };
 
 // Which worker searches each root feature; a worker whose features are done takes over the
@@ -300,7 +308,8 @@ struct RootShare {
 
 struct BudgetExhausted {};
 
-enum class StopReason : int { NONE = 0, CALLBACK, NODE_LIMIT, WORK_LIMIT, TIME_LIMIT };
+// SETTLED: a root worker's search, once the shared incumbent is proven optimal (not a stop of the run).
+enum class StopReason : int { NONE = 0, CALLBACK, NODE_LIMIT, WORK_LIMIT, TIME_LIMIT, SETTLED };
 
 // Limits of one search; node and work limits are deterministic budgets.
 struct Limits {
@@ -329,6 +338,7 @@ class Search {
     int64_t nodes_used = 0, work_used = 0;
     bool exhausted = false, interrupted = false;
     StopReason stopped_by = StopReason::NONE;
+    const std::atomic<bool> *settled = nullptr;  // a root worker's: the run's optimum is found (SharedIncumbent)
 
     void set_base_deadline(Clock::time_point deadline) { base_deadline_ = deadline; }
 
@@ -366,6 +376,7 @@ class Search {
         if (control_.stop.load(std::memory_order_relaxed)) interrupted = true;
         StopReason reason;
         if (interrupted) reason = StopReason::CALLBACK;
+        else if (settled && settled->load(std::memory_order_relaxed)) reason = StopReason::SETTLED;
         else if (double(nodes_used) > limits.node_limit) reason = StopReason::NODE_LIMIT;
         else if (double(work_used) > limits.work_limit) reason = StopReason::WORK_LIMIT;
         else if (Clock::now() > limits.deadline) reason = StopReason::TIME_LIMIT;

@@ -82,6 +82,17 @@ def test_two_threads_at_depth_5_on_one_hot_data_find_contrees_optimum(at_once, n
     assert res.status == "optimal" and res.objective == contree_errors(X, y, 5)
 
 
+def test_the_threads_stop_once_a_tree_no_split_can_beat_is_found(no_fork):
+    """breast_cancer has a perfect depth-4 tree (ConTree's optimum is 0 errors): once one thread finds
+    it, the other leaves its sub-problem at once, and the run is still a proof, not a stopped search."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    res = solve(X, y, max_depth=4, time_limit=600, threads=2)
+    assert (res.status, res.stopped_by, res.objective, res.bound) == ("optimal", None, 0.0, 0.0)
+    assert (res.tree.predict(X).argmax(1) != y).sum() == 0
+
+
 def test_threads_report_their_improvements_to_the_trace(at_once):
     """Each new incumbent of any thread reaches the trace: its incumbents fall to the optimum."""
     X, y = noisy_xor(400, 2)
