@@ -7,7 +7,8 @@
 // With threads > 1 the root's features, best single split first, are dealt round-robin to the
 // workers; each runs Search::branch over its share against the least cost any of them has found
 // (SharedIncumbent); a worker whose features are done takes over another's unfinished one
-// (FeatureClaims) or, with none left to take, half the open intervals of another's scan (ScanSharing). All of them share one cache of solved sub-problems. The root search first runs
+// (FeatureClaims) or, with none left to take, half the open intervals of another's scan
+// (ScanSharing). All of them share one cache of solved sub-problems. The root search first runs
 // alone for alone_seconds: most small problems end there, and the workers start from its cache and
 // its incumbent.
 #pragma once
@@ -243,7 +244,8 @@ class SearchRun {
             best_nodes = alone.nodes;
         }
         const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(threads, int64_t(features.size())));
-        // a tree of cost <= alpha is optimal (any split costs alpha, and the leaf no less than best)
+        // settled at the alone search's bound, or at alpha: a tree of cost <= alpha is optimal (any split
+        // costs alpha, and the leaf no less than best)
         SharedIncumbent shared(std::min(best, upper_bound), std::max(settings_.alpha, alone.lower_bound));
         // of a node or work limit, what each worker may spend: the total stays within it
         auto share = [workers](double limit, int64_t used) {
@@ -261,12 +263,12 @@ class SearchRun {
         FeatureClaims claims(owners);
         control_.live_bound.reset(size_t(workers), alone.lower_bound);  // the alone search's bound holds for all
         std::vector<std::unique_ptr<Search>> subs;
+        std::vector<Search *> searches;
         for (int64_t k = 0; k < workers; ++k) {
             subs.push_back(std::make_unique<Search>(problem_, settings_, cache_, relaxed_cache_, control_, limits));
             subs.back()->settled = &shared.settled();
+            searches.push_back(subs.back().get());
         }
-        std::vector<Search *> searches;
-        for (auto &sub : subs) searches.push_back(sub.get());
         ScanSharing sharing(std::move(searches), control_);
         std::vector<Subtree> results(static_cast<size_t>(workers));
         std::vector<std::exception_ptr> errors(static_cast<size_t>(workers));

@@ -875,7 +875,8 @@ class FeatureScan {
         queue = std::move(kept);
         return part;
     }
-    const bool given = false;  // a part of another worker's scan (split_off): its own worker's, whoever holds the feature
+    // A part of another worker's scan (split_off): searched by its own worker, whoever holds the feature.
+    const bool given = false;
 
     // bound_first: whether the next step takes the interval of least bound (else the one next to the
     // cheapest tree, as elsewhere). The root alternates the two (Search::branch).
