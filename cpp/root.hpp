@@ -68,8 +68,10 @@ class SearchRun {
     void start_root(RowSet view, int64_t depth, double upper_bound, int64_t threads, double alone_seconds,
                     NodePtr start_tree, double inline_seconds) {
         start(
-            [this, view = std::move(view), depth, upper_bound, threads, alone_seconds, inline_seconds, start_tree] {
-                const double alone = resumed_ ? std::max(0.0, alone_seconds - inline_seconds) : alone_seconds;
+            [this, view = std::move(view), depth, upper_bound, threads, alone_seconds, inline_seconds, start_tree,
+             resumed = false]() mutable {  // resumed: run again on the thread after the slice cut it
+                const double alone = resumed ? std::max(0.0, alone_seconds - inline_seconds) : alone_seconds;
+                resumed = true;
                 root_result_ = root(view, depth, upper_bound, threads, alone, start_tree);
             },
             inline_seconds);
@@ -134,7 +136,6 @@ class SearchRun {
     std::mutex mutex_;
     std::condition_variable done_cv_;
     bool done_ = true;
-    bool resumed_ = false;  // the job runs on the thread after the calling thread's slice cut it
     std::exception_ptr error_;
     Subtree root_result_;
     std::vector<FeatureBounds> feature_bounds_;
@@ -153,9 +154,7 @@ class SearchRun {
         control_.stop.store(false);
         control_.trace.restart();
         done_ = false;
-        resumed_ = false;
         if (inline_seconds > 0.0 && run_inline(job, inline_seconds)) return;
-        resumed_ = inline_seconds > 0.0;
         thread_ = std::thread([this, job = std::move(job)] {
             try {
                 job();

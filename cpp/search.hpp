@@ -865,10 +865,7 @@ class FeatureScan {
         if (queue.size() < 2 || depth == 2) return nullptr;  // depth 2: the sweeps' inputs are not copied
         std::vector<size_t> order(queue.size());
         for (size_t j = 0; j < order.size(); ++j) order[j] = j;
-        std::sort(order.begin(), order.end(), [&](size_t i, size_t j) {
-            double pi = priority_of(queue[i]), pj = priority_of(queue[j]);
-            return pi < pj || (pi == pj && queue[i].seq < queue[j].seq);
-        });
+        std::sort(order.begin(), order.end(), [&](size_t i, size_t j) { return precedes(queue[i], queue[j]); });
         std::unique_ptr<FeatureScan> part(new FeatureScan(*this, other));
         std::vector<Entry> kept;
         for (size_t r = 0; r < order.size(); ++r) (r % 2 ? part->queue : kept).push_back(queue[order[r]]);
@@ -988,13 +985,17 @@ class FeatureScan {
 
     void pop(size_t k) { queue.erase(queue.begin() + int64_t(k)); }
 
-    // Index of the interval to take next: the least (priority, sequence), priorities as of now.
+    // Whether interval e comes before f: the least (priority, sequence), priorities as of now.
+    bool precedes(const Entry &e, const Entry &f) const {
+        double pe = priority_of(e), pf = priority_of(f);
+        return pe < pf || (pe == pf && e.seq < f.seq);
+    }
+
+    // Index of the interval to take next.
     size_t next() const {
         size_t best = 0;
-        for (size_t j = 1; j < queue.size(); ++j) {
-            double pj = priority_of(queue[j]), pb = priority_of(queue[best]);
-            if (pj < pb || (pj == pb && queue[j].seq < queue[best].seq)) best = j;
-        }
+        for (size_t j = 1; j < queue.size(); ++j)
+            if (precedes(queue[j], queue[best])) best = j;
         return best;
     }
 

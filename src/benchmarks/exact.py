@@ -19,8 +19,9 @@ then the median and largest ratio; a differing objective is flagged.
 ``--threads 1 2`` times the engine at each thread count (speed-up column: one thread's time
 over the last count's), the counts in turn for ``--repeats`` rounds whatever the time spent
 (:func:`thread_times`), so that a change of the machine's speed meets every count alike.
-``--sets`` picks sets, including the continuous stand-ins and the generated large sets of :data:`EXTRA_SETS` (not in the default list); on a set where a solver
-stops at ``--time-limit`` the row shows both trees' errors and the engine's bound and gap.
+``--sets`` picks sets, including the continuous stand-ins and the generated large sets of
+:data:`EXTRA_SETS` (not in the default list); on a set where a solver stops at ``--time-limit``
+the row shows both trees' errors and the engine's bound and gap.
 ``--anytime`` runs the stopped-search protocol instead (:func:`anytime_check`).
 
 Usage::
