@@ -59,6 +59,34 @@ def midpoint_threshold(lo, hi):
     return np.where((mid == hi) | ~np.isfinite(mid), lo, mid)
 
 
+_NAN_WITHOUT_ROUTING = ("X contains NaN in a feature used by the tree, and the tree was built without "
+                        "missing-value support")
+
+
+def path_pairs(X, children_left, children_right, feature, threshold, has_nan: bool = True):
+    """``(rows, nodes)`` of the samples' root-to-leaf paths through axis-aligned splits ``x[f] <= t``.
+
+    Every (sample, node on its path) pair, each node's samples in increasing order: the samples
+    are routed level by level, each level's pairs in sample order. ``has_nan=False`` says ``X``
+    has no NaN (no check per level); a NaN reaching a split raises ``ValueError``.
+    """
+    rows = np.arange(X.shape[0])
+    nodes = np.zeros(X.shape[0], np.intp)
+    parts_rows, parts_nodes = [rows], [nodes]
+    is_split = children_left != TREE_LEAF
+    while rows.size:
+        split = is_split[nodes]
+        rows, nodes = rows[split], nodes[split]
+        if not rows.size:
+            break
+        v = X[rows, feature[nodes]]
+        if has_nan and np.isnan(v).any():
+            raise ValueError(_NAN_WITHOUT_ROUTING)
+        nodes = np.where(v <= threshold[nodes], children_left[nodes], children_right[nodes])
+        parts_rows.append(rows), parts_nodes.append(nodes)
+    return np.concatenate(parts_rows), np.concatenate(parts_nodes)
+
+
 class Tree:
     """Binary decision tree as parallel node arrays.
 
@@ -146,6 +174,29 @@ class Tree:
         self.leaf_intercept = None if leaf_intercept is None else np.asarray(leaf_intercept, np.float64)
         self.leaf_class = None if leaf_class is None else np.asarray(leaf_class, np.intp)
         self.validate()
+
+    @classmethod
+    def from_splits(cls, children_left, children_right, feature, threshold, X, y, sample_weight=None, *,
+                    n_features: int, task: str = "classification", n_classes: int | None = None) -> "Tree":
+        """An axis-aligned tree with its node statistics from training data, validated once.
+
+        The tree ``Tree(children_left, children_right, feature, threshold, ...)`` with the
+        statistics :meth:`fill_statistics` computes from ``X, y, sample_weight`` (``n_classes``
+        classes for classification).
+        """
+        if task == "classification" and (n_classes is None or n_classes < 1):
+            raise ValueError(f"a classification tree needs n_classes >= 1, got {n_classes!r}")
+        width = 1 if task == "regression" else n_classes
+        tree = cls(children_left, children_right, feature, threshold, np.zeros((len(children_left), width)),
+                   n_features=n_features, task=task)
+        if (tree.feature == OBLIQUE).any():
+            raise ValueError("from_splits builds axis-aligned trees; oblique splits need split_coef")
+        X = tree._check_X(X)
+        rows, nodes = path_pairs(X, tree.children_left, tree.children_right, tree.feature, tree.threshold)
+        tree.value, tree.n_node_samples, tree.weighted_n_node_samples, tree.impurity = node_statistics(
+            rows, nodes, np.asarray(y), np.ones(X.shape[0]) if sample_weight is None else
+            np.asarray(sample_weight, np.float64), tree.node_count, None if task == "regression" else n_classes)
+        return tree
 
     # ------------------------------------------------------------------ invariants
     def validate(self) -> None:
@@ -405,8 +456,9 @@ class Tree:
         proba = np.zeros_like(self.value)
         pos = total > 0
         proba[pos] = self.value[pos] / total[pos, None]
-        parent = self.parent
-        for i in np.flatnonzero(~pos):  # parents come before children
+        empty = np.flatnonzero(~pos)
+        parent = self.parent if empty.size else None
+        for i in empty:  # parents come before children
             proba[i] = proba[parent[i]] if i > 0 else 1.0 / self.value.shape[1]
         if self.leaf_class is not None:
             relabelled = np.flatnonzero(self.is_leaf & (self.leaf_class != proba.argmax(axis=1)))
@@ -490,31 +542,27 @@ class Tree:
         node), without sparse matrices when every sample follows one path (no missing value routed
         down both children): the samples are routed level by level, each level's pairs in sample order.
         """
-        if self.missing_left is not None and np.isnan(X).any():
+        has_nan = bool(np.isnan(X).any())
+        if self.missing_left is not None and has_nan:
             path = self.decision_path(X).tocoo()
             return path.row, path.col
+        if self.category_left is None and not (self.feature == OBLIQUE).any():
+            return path_pairs(X, self.children_left, self.children_right, self.feature, self.threshold, has_nan)
         rows = np.arange(X.shape[0])
         nodes = np.zeros(X.shape[0], np.intp)
         parts_rows, parts_nodes = [rows], [nodes]
-        left_child, right_child, feature, threshold = (self.children_left, self.children_right, self.feature,
-                                                       self.threshold)
-        is_split = left_child != TREE_LEAF
-        # axis-aligned numeric splits only: x[f] <= threshold, as _split_values and _goes_left compute it
-        plain = self.category_left is None and not (feature == OBLIQUE).any()
-        categorical = None if plain else self.categorical_nodes
+        is_split = self.children_left != TREE_LEAF
+        categorical = self.categorical_nodes
         while rows.size:
             split = is_split[nodes]
             rows, nodes = rows[split], nodes[split]
             if not rows.size:
                 break
-            v = X[rows, feature[nodes]] if plain else self._split_values(X, rows, nodes)
-            if np.isnan(v).any():
-                raise ValueError(
-                    "X contains NaN in a feature used by the tree, and the tree was built without "
-                    "missing-value support"
-                )
-            left = v <= threshold[nodes] if plain else self._goes_left(v, nodes, categorical)
-            nodes = np.where(left, left_child[nodes], right_child[nodes])
+            v = self._split_values(X, rows, nodes)
+            if has_nan and np.isnan(v).any():
+                raise ValueError(_NAN_WITHOUT_ROUTING)
+            left = self._goes_left(v, nodes, categorical)
+            nodes = np.where(left, self.children_left[nodes], self.children_right[nodes])
             parts_rows.append(rows), parts_nodes.append(nodes)
         return np.concatenate(parts_rows), np.concatenate(parts_nodes)
 

@@ -68,6 +68,29 @@ def test_fill_statistics_recomputes_counts(iris_tree):
     np.testing.assert_allclose(filled.impurity, est.tree_.impurity)
 
 
+def test_from_splits_has_sklearns_statistics_and_checks_its_structure(iris_tree):
+    X, y, est, tree = iris_tree
+    built = Tree.from_splits(tree.children_left, tree.children_right, tree.feature, tree.threshold, X, y,
+                             n_features=4, n_classes=3)
+    np.testing.assert_allclose(built.value, tree.value)
+    np.testing.assert_array_equal(built.n_node_samples, est.tree_.n_node_samples)
+    np.testing.assert_allclose(built.weighted_n_node_samples, est.tree_.weighted_n_node_samples)
+    np.testing.assert_allclose(built.impurity, est.tree_.impurity)
+    np.testing.assert_array_equal(built.apply(X), est.apply(X))
+    weighted = Tree.from_splits([1, -1, -1], [2, -1, -1], [0, -2, -2], [1.5, np.nan, np.nan],
+                                [[0.0], [1], [2], [3]], [1.0, 3.0, 10.0, 20.0], [1, 1, 2, 2], n_features=1,
+                                task="regression")
+    np.testing.assert_allclose(weighted.value[:, 0], [(1 + 3 + 20 + 40) / 6, 2.0, 15.0])
+    with pytest.raises(ValueError, match="larger than its parent"):  # validated before any routing
+        Tree.from_splits([1, 0, -1], [2, 0, -1], [0, 0, -2], [0.5, 0.5, np.nan], X[:, :1], y, n_features=1,
+                         n_classes=3)
+    with pytest.raises(ValueError, match="n_classes"):
+        Tree.from_splits([-1], [-1], [-2], [np.nan], X, y, n_features=4)
+    with pytest.raises(ValueError, match="NaN"):
+        Tree.from_splits([1, -1, -1], [2, -1, -1], [0, -2, -2], [0.5, np.nan, np.nan], [[np.nan]], [0],
+                         n_features=1, n_classes=2)
+
+
 def test_fill_statistics_regression_means():
     X = np.array([[0.0, 0], [1, 0], [2, 0], [3, 0]])
     y = np.array([1.0, 3.0, 10.0, 20.0])

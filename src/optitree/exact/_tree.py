@@ -35,11 +35,10 @@ def to_tree(data: ExactData, nodes, rows) -> Tree:
 
     add(nodes)
     X, weight = data.X[rows], data.weight[rows] * data.weight_unit
-    task, width = ("regression", 1) if data.is_regression else ("classification", data.n_classes)
-    shape = Tree(left, right, feature, threshold, np.zeros((len(left), width)), n_features=data.n_features, task=task)
-    if not data.is_regression:
-        return shape.fill_statistics(X, data.y[rows], weight, n_classes=data.n_classes)
-    tree = shape.fill_statistics(X, data.targets(rows), weight)
+    task = "regression" if data.is_regression else "classification"
+    targets = data.targets(rows) if data.is_regression else data.y[rows]
+    tree = Tree.from_splits(left, right, feature, threshold, X, targets, weight, n_features=data.n_features,
+                            task=task, n_classes=None if data.is_regression else data.n_classes)
     if data.loss == "absolute":  # median leaves
         at_leaf = tree.apply(X)
         for leaf in np.flatnonzero(tree.is_leaf):
