@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "encode.hpp"
 #include "root.hpp"
 
 namespace nb = nanobind;
@@ -30,7 +31,7 @@ template <class T>
 using NumpyArray = nb::ndarray<nb::numpy, T>;
 
 template <class T>
-View as_mat(const In2<T> &a) {
+Mat<const T> as_mat(const In2<T> &a) {
     return {a.data(), static_cast<int64_t>(a.shape(0)), static_cast<int64_t>(a.shape(1))};
 }
 
@@ -102,6 +103,24 @@ NB_MODULE(_core, m) {
     m.attr("MISCLASSIFICATION") = int(MISCLASSIFICATION);
     m.attr("SQUARED") = int(SQUARED);
     m.attr("ABSOLUTE") = int(ABSOLUTE);
+
+    m.def("rank_columns",
+          [](In2<double> X) {
+              const size_t n = X.shape(0), p = X.shape(1);
+              if (n > size_t(INT32_MAX)) throw nb::value_error("more rows than int32 indexes");
+              RankedColumns r;
+              {
+                  nb::gil_scoped_release release;
+                  r = rank_columns(as_mat(X));
+              }
+              const size_t n_values = r.values.size();
+              return std::make_tuple(to_numpy(std::move(r.view.store), {p, n}), to_numpy(std::move(r.rank.store), {p, n}),
+                                     to_numpy(std::move(r.values), {n_values}), to_numpy(std::move(r.distinct), {p}));
+          },
+          "X"_a,
+          "Each column of ``X`` (finite) sorted: ``(view, rank, values, distinct)``, ``view[f]`` the rows in value "
+          "order (ties in row order), ``rank[f]`` their dense ranks, ``values`` every column's distinct values in "
+          "turn, ``distinct`` how many each column has.");
 
     m.def("candidates",
           [](In2<int32_t> srt, In2<int32_t> rank, In1<double> w, In2<double> stats, int loss, int64_t feature,

@@ -9,6 +9,7 @@ import numpy as np
 from greedy import FeatureBinner, midpoint_threshold
 
 from ..problem import Problem, Units, check_rows, checked_max_bins, encode_targets, get_loss
+from ._core import rank_columns
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,20 +193,11 @@ def prepare(X, y=None, sample_weight=None, *, loss="misclassification", max_bins
         classes, codes = np.unique(y, return_inverse=True)
         stats = np.zeros((1, 4))
     Xk = np.ascontiguousarray(X[kept])
-    # one stable sort of every column: the view (rows by rank, ties in row order), the dense ranks
-    # (np.unique's inverse) and the distinct values, without a sort per feature
-    order = np.argsort(Xk.T, axis=1, kind="stable")
-    column = np.arange(p)[:, None]
-    ordered = Xk.T[column, order]
-    first = np.ones(ordered.shape, bool)  # the first of each run of equal values
-    np.not_equal(ordered[:, 1:], ordered[:, :-1], out=first[:, 1:])
-    rank = np.empty((p, kept.size), np.int32)
-    rank[column, order] = np.cumsum(first, axis=1, dtype=np.int32) - 1
-    values = ordered[first]  # each feature's distinct values in turn
-    ends = np.cumsum(first.sum(axis=1)).tolist()
+    # each column's stable sort: the view (rows by rank, ties in row order), the dense ranks, the distinct values
+    view, rank, values, distinct = rank_columns(Xk)
+    ends = np.cumsum(distinct).tolist()
     mids = midpoint_threshold(values[:-1], values[1:])  # and between the features, dropped here
     thresholds = [mids[start:end - 1] for start, end in zip([0] + ends[:-1], ends)]
-    view = order.astype(np.int32)
     binned = np.array([max_bins is not None and len(t) >= max_bins for t in thresholds], dtype=bool)
     if binned.any():  # bin codes are a monotone map of the ranks: the view stays sorted
         binner = FeatureBinner(max_bins).fit(Xk[:, binned])

@@ -30,6 +30,21 @@ def test_leaf_cost_equals_numpy(loss):
         assert got == pytest.approx(expected, rel=1e-12, abs=1e-12)
 
 
+def test_rank_columns_equals_numpys_stable_sort_and_unique():
+    rng = np.random.default_rng(1)
+    sets = [rng.integers(-2, 3, size=(int(rng.integers(1, 40)), 3)).astype(float) for _ in range(20)]
+    sets += [np.array([[0.0, 1.5], [-0.0, 1.5], [0.0, -1e300]]), rng.normal(size=(200, 4))]
+    for X in sets:
+        view, rank, values, distinct = _core.rank_columns(np.ascontiguousarray(X))
+        for f in range(X.shape[1]):
+            unique, inverse = np.unique(X[:, f], return_inverse=True)
+            np.testing.assert_array_equal(view[f], np.argsort(X[:, f], kind="stable"))
+            np.testing.assert_array_equal(rank[f], inverse)
+            assert distinct[f] == unique.size
+        np.testing.assert_array_equal(values, np.concatenate([np.unique(X[:, f]) for f in range(X.shape[1])]))
+    assert view.dtype == rank.dtype == np.int32
+
+
 def test_the_problems_arrays_are_never_converted():
     """The search reads the problem's arrays while it runs: a converted copy would not outlive the call."""
     data = prepare(np.arange(6.0)[:, None], [0, 0, 1, 1, 0, 1])
