@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from ._statistics import node_statistics
+from ._statistics import NAN_WITHOUT_ROUTING, node_statistics, path_pairs
 
 TREE_LEAF = -1
 LEAF_FEATURE = -2
@@ -57,34 +57,6 @@ def midpoint_threshold(lo, hi):
     lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
     mid = lo / 2.0 + hi / 2.0
     return np.where((mid == hi) | ~np.isfinite(mid), lo, mid)
-
-
-_NAN_WITHOUT_ROUTING = ("X contains NaN in a feature used by the tree, and the tree was built without "
-                        "missing-value support")
-
-
-def path_pairs(X, children_left, children_right, feature, threshold, has_nan: bool = True):
-    """``(rows, nodes)`` of the samples' root-to-leaf paths through axis-aligned splits ``x[f] <= t``.
-
-    Every (sample, node on its path) pair, each node's samples in increasing order: the samples
-    are routed level by level, each level's pairs in sample order. ``has_nan=False`` says ``X``
-    has no NaN (no check per level); a NaN reaching a split raises ``ValueError``.
-    """
-    rows = np.arange(X.shape[0])
-    nodes = np.zeros(X.shape[0], np.intp)
-    parts_rows, parts_nodes = [rows], [nodes]
-    is_split = children_left != TREE_LEAF
-    while rows.size:
-        split = is_split[nodes]
-        rows, nodes = rows[split], nodes[split]
-        if not rows.size:
-            break
-        v = X[rows, feature[nodes]]
-        if has_nan and np.isnan(v).any():
-            raise ValueError(_NAN_WITHOUT_ROUTING)
-        nodes = np.where(v <= threshold[nodes], children_left[nodes], children_right[nodes])
-        parts_rows.append(rows), parts_nodes.append(nodes)
-    return np.concatenate(parts_rows), np.concatenate(parts_nodes)
 
 
 class Tree:
@@ -178,12 +150,8 @@ class Tree:
     @classmethod
     def from_splits(cls, children_left, children_right, feature, threshold, X, y, sample_weight=None, *,
                     n_features: int, task: str = "classification", n_classes: int | None = None) -> "Tree":
-        """An axis-aligned tree with its node statistics from training data, validated once.
-
-        The tree ``Tree(children_left, children_right, feature, threshold, ...)`` with the
-        statistics :meth:`fill_statistics` computes from ``X, y, sample_weight`` (``n_classes``
-        classes for classification).
-        """
+        """The axis-aligned tree of these arrays with :meth:`fill_statistics`'s statistics from
+        ``X, y, sample_weight`` (``n_classes`` classes for classification), validated once."""
         if task == "classification" and (n_classes is None or n_classes < 1):
             raise ValueError(f"a classification tree needs n_classes >= 1, got {n_classes!r}")
         width = 1 if task == "regression" else n_classes
@@ -560,7 +528,7 @@ class Tree:
                 break
             v = self._split_values(X, rows, nodes)
             if has_nan and np.isnan(v).any():
-                raise ValueError(_NAN_WITHOUT_ROUTING)
+                raise ValueError(NAN_WITHOUT_ROUTING)
             left = self._goes_left(v, nodes, categorical)
             nodes = np.where(left, self.children_left[nodes], self.children_right[nodes])
             parts_rows.append(rows), parts_nodes.append(nodes)
