@@ -157,8 +157,6 @@ class Tree:
         width = 1 if task == "regression" else n_classes
         tree = cls(children_left, children_right, feature, threshold, np.zeros((len(children_left), width)),
                    n_features=n_features, task=task)
-        if (tree.feature == OBLIQUE).any():
-            raise ValueError("from_splits builds axis-aligned trees; oblique splits need split_coef")
         X = tree._check_X(X)
         rows, nodes = path_pairs(X, tree.children_left, tree.children_right, tree.feature, tree.threshold)
         tree.value, tree.n_node_samples, tree.weighted_n_node_samples, tree.impurity = node_statistics(

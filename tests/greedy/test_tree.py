@@ -86,6 +86,9 @@ def test_from_splits_has_sklearns_statistics_and_checks_its_structure(iris_tree)
                          n_classes=3)
     with pytest.raises(ValueError, match="n_classes"):
         Tree.from_splits([-1], [-1], [-2], [np.nan], X, y, n_features=4)
+    with pytest.raises(ValueError, match="oblique splits need split_coef"):
+        Tree.from_splits([1, -1, -1], [2, -1, -1], [OBLIQUE, -2, -2], [0.5, np.nan, np.nan], X, y, n_features=4,
+                         n_classes=3)
     with pytest.raises(ValueError, match="NaN"):
         Tree.from_splits([1, -1, -1], [2, -1, -1], [0, -2, -2], [0.5, np.nan, np.nan], [[np.nan]], [0],
                          n_features=1, n_classes=2)
