@@ -18,7 +18,9 @@ then the median and largest ratio; a differing objective is flagged.
 
 ``--threads 1 2`` times the engine at each thread count (speed-up column: one thread's time
 over the last count's), the counts in turn for ``--repeats`` rounds whatever the time spent
-(:func:`thread_times`), so that a change of the machine's speed meets every count alike.
+(:func:`thread_times`), so that a change of the machine's speed meets every count alike; each
+round also runs that many one-thread solves at once (column "runs at once": their throughput
+over one alone, the speed-up the machine allows at that moment, :func:`at_once`).
 ``--sets`` picks sets, including the continuous stand-ins and the generated large sets of
 :data:`EXTRA_SETS` (not in the default list); on a set where a solver stops at ``--time-limit``
 the row shows both trees' errors and the engine's bound and gap.
@@ -45,6 +47,7 @@ import json
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -124,9 +127,10 @@ def rank_transform(X):
 
 
 def thread_times(run, thread_counts, rounds):
-    """``({threads: least time of run(threads)}, last output of run(thread_counts[0]))``, one run of each
-    count in turn per round, ``rounds`` rounds."""
-    times, first = {threads: np.inf for threads in thread_counts}, None
+    """``({threads: least time of run(threads)}, least time of k run(1) at once, last output of
+    run(thread_counts[0]))``, k the last count: per round, one run of each count in turn, then the k
+    one-thread runs at once (:func:`at_once`); ``rounds`` rounds."""
+    times, first, together = {threads: np.inf for threads in thread_counts}, None, np.inf
     for _ in range(rounds):
         for threads in thread_counts:
             t0 = time.perf_counter()
@@ -134,7 +138,21 @@ def thread_times(run, thread_counts, rounds):
             times[threads] = min(times[threads], time.perf_counter() - t0)
             if threads == thread_counts[0]:
                 first = out
-    return times, first
+        together = min(together, at_once(run, thread_counts[-1]))
+    return times, together, first
+
+
+def at_once(run, k):
+    """Wall time of ``k`` calls ``run(1)`` at once, each on its own Python thread (the core releases the GIL).
+
+    ``k`` times one run's time over it is the throughput the machine gives ``k`` independent
+    one-thread searches: the ceiling of a ``k``-thread speed-up on it at that moment.
+    """
+    with ThreadPoolExecutor(k) as pool:
+        t0 = time.perf_counter()
+        for future in [pool.submit(run, 1) for _ in range(k)]:
+            future.result()
+        return time.perf_counter() - t0
 
 
 def run_contree(X, y, depth, time_limit):
@@ -208,7 +226,7 @@ def main(argv=None):
     if args.anytime:
         return anytime_check(time_limit=min(args.time_limit, 120.0))
     names = args.sets or (QUICK if args.quick else tuple(SETS))
-    rows, ratios, speedups, vs_base = [], {d: [] for d in args.depths}, [], {}
+    rows, ratios, speedups, ceilings, vs_base = [], {d: [] for d in args.depths}, [], [], {}
     base = Baseline(args.baseline_python) if args.baseline_python else None
     if base:
         print(f"baseline: {args.baseline_python}, optitree from {base.origin}", file=sys.stderr, flush=True)
@@ -224,7 +242,7 @@ def main(argv=None):
                 return solve(X, y, max_depth=depth, time_limit=args.time_limit, threads=threads)
 
             if len(args.threads) > 1:
-                times, res = thread_times(run, args.threads, args.repeats)
+                times, together, res = thread_times(run, args.threads, args.repeats)
             else:
                 t, res = best_time(lambda: run(args.threads[0]), args.repeats, budget)
                 times = {args.threads[0]: t}
@@ -239,9 +257,11 @@ def main(argv=None):
                    f"{ratio:.2f}", same]
             if len(args.threads) > 1:
                 last = args.threads[-1]
-                row += [f"{times[last]:.3f}", f"{t_ex / times[last]:.2f}"]
+                ceiling = last * times[1] / together if 1 in times else np.nan
+                row += [f"{times[last]:.3f}", f"{t_ex / times[last]:.2f}", f"{ceiling:.2f}"]
                 if t_ex > 1.0:
                     speedups.append(t_ex / times[last])
+                    ceilings.append(ceiling)
             if base:
                 b = base.solve(X, y, args.repeats, budget, max_depth=depth, time_limit=args.time_limit,
                                threads=args.threads[0])
@@ -272,7 +292,7 @@ def main(argv=None):
     head = ["dataset", "n×p", "K", "depth", "ConTree errors", "ConTree s", "engine objective", "engine status",
             "bound", "gap", "engine s", "ratio", "equal"]
     if len(args.threads) > 1:
-        head += [f"engine s, {args.threads[-1]} threads", "speed-up"]
+        head += [f"engine s, {args.threads[-1]} threads", "speed-up", f"{args.threads[-1]} one-thread runs at once"]
     if base:
         head += ["baseline s", "engine / baseline", "same objective"]
     print(markdown_table(head, rows))
@@ -285,7 +305,8 @@ def main(argv=None):
               f"max {vs_base[worst]:.2f} ({worst}), over {len(vs_base)} instances")
     if speedups:
         print(f"median speed-up at {args.threads[-1]} threads over the runs above 1 s: {np.median(speedups):.2f} "
-              f"(over {len(speedups)})")
+              f"(over {len(speedups)}); the machine's ceiling, the throughput of {args.threads[-1]} one-thread "
+              f"runs at once over one alone: median {np.nanmedian(ceilings):.2f}")
     if not args.no_memory and not args.quick and not args.sets:
         before, after = peak_rss_breast_cancer_depth3()
         print(f"peak RSS, breast_cancer depth 3 (fresh process): {after:.0f} MiB "
