@@ -198,8 +198,11 @@ class Problem:
     def restricted(self, allowed=None, max_distinct_features=None, depth=None) -> "Problem":
         """This problem with the restrictions ``allowed`` (a per-node mask for ``depth``, or None: every
         feature) and ``max_distinct_features`` (None: no limit), at ``depth`` (default its own)."""
-        return replace(self, depth=self.depth if depth is None else int(depth), allowed=allowed,
-                       max_distinct_features=max_distinct_features)
+        out = replace(self, depth=self.depth if depth is None else int(depth), allowed=allowed,
+                      max_distinct_features=max_distinct_features)
+        if "baseline" in self.__dict__:  # the same rows, loss and units: the same baseline, not computed again
+            out.__dict__["baseline"] = self.baseline
+        return out
 
     def relaxed(self, depth: int) -> "Problem":
         """The problem at ``depth`` without feature restrictions (a relaxation of this one's sub-trees)."""
