@@ -180,7 +180,7 @@ def prepare(X, y=None, sample_weight=None, *, loss="misclassification", max_bins
             y, _ = encode_targets(y, policy)
         if units is None:
             units = Units.of(w[kept], policy, y[kept] if policy.regression else None)
-    n, p = X.shape
+    n = X.shape[0]
     wk = np.ascontiguousarray(units.weights(w[kept]))
     if policy.regression:
         t = units.targets(y[kept])
