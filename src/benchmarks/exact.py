@@ -127,9 +127,13 @@ def rank_transform(X):
 
 
 def thread_times(run, thread_counts, rounds):
-    """``({threads: least time of run(threads)}, least time of k run(1) at once, last output of
-    run(thread_counts[0]))``, k the last count: per round, one run of each count in turn, then the k
-    one-thread runs at once (:func:`at_once`); ``rounds`` rounds."""
+    """``({threads: least time of run(threads)}, ceiling, last output of run(thread_counts[0]))``, one run
+    of each count in turn per round, ``rounds`` rounds.
+
+    With 1 among the counts each round then runs ``k`` (the last count) one-thread runs at once
+    (:func:`at_once`): ``ceiling`` is ``k`` times one run's least time over their least time, the
+    speed-up the machine allows (NaN without a one-thread count).
+    """
     times, first, together = {threads: np.inf for threads in thread_counts}, None, np.inf
     for _ in range(rounds):
         for threads in thread_counts:
@@ -138,16 +142,14 @@ def thread_times(run, thread_counts, rounds):
             times[threads] = min(times[threads], time.perf_counter() - t0)
             if threads == thread_counts[0]:
                 first = out
-        together = min(together, at_once(run, thread_counts[-1]))
-    return times, together, first
+        if 1 in times:
+            together = min(together, at_once(run, thread_counts[-1]))
+    ceiling = thread_counts[-1] * times[1] / together if 1 in times else np.nan
+    return times, ceiling, first
 
 
 def at_once(run, k):
-    """Wall time of ``k`` calls ``run(1)`` at once, each on its own Python thread (the core releases the GIL).
-
-    ``k`` times one run's time over it is the throughput the machine gives ``k`` independent
-    one-thread searches: the ceiling of a ``k``-thread speed-up on it at that moment.
-    """
+    """Wall time of ``k`` calls ``run(1)`` at once, each on its own Python thread (the core releases the GIL)."""
     with ThreadPoolExecutor(k) as pool:
         t0 = time.perf_counter()
         for future in [pool.submit(run, 1) for _ in range(k)]:
@@ -242,7 +244,7 @@ def main(argv=None):
                 return solve(X, y, max_depth=depth, time_limit=args.time_limit, threads=threads)
 
             if len(args.threads) > 1:
-                times, together, res = thread_times(run, args.threads, args.repeats)
+                times, ceiling, res = thread_times(run, args.threads, args.repeats)
             else:
                 t, res = best_time(lambda: run(args.threads[0]), args.repeats, budget)
                 times = {args.threads[0]: t}
@@ -257,7 +259,6 @@ def main(argv=None):
                    f"{ratio:.2f}", same]
             if len(args.threads) > 1:
                 last = args.threads[-1]
-                ceiling = last * times[1] / together if 1 in times else np.nan
                 row += [f"{times[last]:.3f}", f"{t_ex / times[last]:.2f}", f"{ceiling:.2f}"]
                 if t_ex > 1.0:
                     speedups.append(t_ex / times[last])

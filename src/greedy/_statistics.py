@@ -1,4 +1,4 @@
-"""The paths of a tree's training samples and its node statistics from them (:meth:`greedy.Tree.fill_statistics`)."""
+"""Node statistics of a tree from the paths of its training samples (:meth:`greedy.Tree.fill_statistics`)."""
 
 from __future__ import annotations
 
@@ -35,31 +35,3 @@ def node_statistics(rows, nodes, y, sample_weight, n_nodes: int, n_classes: int 
         impurity = np.divide(s2, wsum, out=np.zeros(n), where=wsum > 0) - mean**2
         value = mean[:, None]
     return value, counts, wsum, np.maximum(impurity, 0)
-
-
-NAN_WITHOUT_ROUTING = ("X contains NaN in a feature used by the tree, and the tree was built without "
-                       "missing-value support")
-
-
-def path_pairs(X, children_left, children_right, feature, threshold, has_nan: bool = True):
-    """``(rows, nodes)`` of the samples' root-to-leaf paths through axis-aligned splits ``x[f] <= t``.
-
-    Every (sample, node on its path) pair, each node's samples in increasing order: the samples
-    are routed level by level, each level's pairs in sample order. ``has_nan=False`` says ``X``
-    has no NaN (no check per level); a NaN reaching a split raises ``ValueError``.
-    """
-    rows = np.arange(X.shape[0])
-    nodes = np.zeros(X.shape[0], np.intp)
-    parts_rows, parts_nodes = [rows], [nodes]
-    is_split = children_left >= 0  # -1 marks a leaf
-    while rows.size:
-        split = is_split[nodes]
-        rows, nodes = rows[split], nodes[split]
-        if not rows.size:
-            break
-        v = X[rows, feature[nodes]]
-        if has_nan and np.isnan(v).any():
-            raise ValueError(NAN_WITHOUT_ROUTING)
-        nodes = np.where(v <= threshold[nodes], children_left[nodes], children_right[nodes])
-        parts_rows.append(rows), parts_nodes.append(nodes)
-    return np.concatenate(parts_rows), np.concatenate(parts_nodes)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from ._statistics import NAN_WITHOUT_ROUTING, node_statistics, path_pairs
+from ._statistics import node_statistics
 
 TREE_LEAF = -1
 LEAF_FEATURE = -2
@@ -158,7 +158,7 @@ class Tree:
         tree = cls(children_left, children_right, feature, threshold, np.zeros((len(children_left), width)),
                    n_features=n_features, task=task)
         X = tree._check_X(X)
-        rows, nodes = path_pairs(X, tree.children_left, tree.children_right, tree.feature, tree.threshold)
+        rows, nodes = tree._path_pairs(X)
         tree.value, tree.n_node_samples, tree.weighted_n_node_samples, tree.impurity = node_statistics(
             rows, nodes, np.asarray(y), np.ones(X.shape[0]) if sample_weight is None else
             np.asarray(sample_weight, np.float64), tree.node_count, None if task == "regression" else n_classes)
@@ -512,23 +512,26 @@ class Tree:
         if self.missing_left is not None and has_nan:
             path = self.decision_path(X).tocoo()
             return path.row, path.col
-        if self.category_left is None and not (self.feature == OBLIQUE).any():
-            return path_pairs(X, self.children_left, self.children_right, self.feature, self.threshold, has_nan)
         rows = np.arange(X.shape[0])
         nodes = np.zeros(X.shape[0], np.intp)
         parts_rows, parts_nodes = [rows], [nodes]
-        is_split = self.children_left != TREE_LEAF
-        categorical = self.categorical_nodes
+        left_child, right_child, feature, threshold = (self.children_left, self.children_right, self.feature,
+                                                       self.threshold)
+        is_split = left_child != TREE_LEAF
+        # axis-aligned numeric splits only: x[f] <= threshold, as _split_values and _goes_left compute it
+        plain = self.category_left is None and not (feature == OBLIQUE).any()
+        categorical = None if plain else self.categorical_nodes
         while rows.size:
             split = is_split[nodes]
             rows, nodes = rows[split], nodes[split]
             if not rows.size:
                 break
-            v = self._split_values(X, rows, nodes)
-            if has_nan and np.isnan(v).any():
-                raise ValueError(NAN_WITHOUT_ROUTING)
-            left = self._goes_left(v, nodes, categorical)
-            nodes = np.where(left, self.children_left[nodes], self.children_right[nodes])
+            v = X[rows, feature[nodes]] if plain else self._split_values(X, rows, nodes)
+            if has_nan and np.isnan(v).any():  # without a NaN in X no level needs the check
+                raise ValueError("X contains NaN in a feature used by the tree, and the tree was built without "
+                                 "missing-value support")
+            left = v <= threshold[nodes] if plain else self._goes_left(v, nodes, categorical)
+            nodes = np.where(left, left_child[nodes], right_child[nodes])
             parts_rows.append(rows), parts_nodes.append(nodes)
         return np.concatenate(parts_rows), np.concatenate(parts_nodes)
 

@@ -24,7 +24,7 @@ def test_every_round_runs_each_count_then_the_runs_at_once():
         calls.append(threads)
         return f"result of {threads}"
 
-    times, together, first = thread_times(run, [1, 2], rounds=3)
+    times, ceiling, first = thread_times(run, [1, 2], rounds=3)
     assert calls == [1, 2, 1, 1] * 3
-    assert set(times) == {1, 2} and all(t >= 0 for t in times.values()) and together >= 0
+    assert set(times) == {1, 2} and all(t >= 0 for t in times.values()) and ceiling > 0
     assert first == "result of 1"
