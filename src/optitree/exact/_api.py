@@ -289,7 +289,6 @@ def solve(X, y=None, sample_weight=None, *, max_depth=None, loss=None, samples=N
     ub = np.inf if upper_bound is None else float(upper_bound) / scale
     trace = Trace(started, scale)
     view = data.view if samples is None else data.subset_view(samples)
-    anytime = time_limit is not None or node_limit is not None or work_limit is not None or callback is not None
     # a search that a time or work limit may stop keeps a share of them for the slab and subset bounds
     slabs = slab_bound_applies(view.shape[1], int(max_depth))
     reserve = (SLAB_RESERVE if slabs else BOUND_RESERVE) if (time_limit is not None or work_limit is not None) and \
@@ -300,7 +299,7 @@ def solve(X, y=None, sample_weight=None, *, max_depth=None, loss=None, samples=N
                 None if work_limit is None else max(1, int((1.0 - reserve) * work_limit)))
 
     deadline, main_work = main_limits(reserve)
-    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, None, main_work, anytime)
+    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, None, main_work, True)
     if callback is not None:
         def poll():
             _, incumbent, bound = trace.points[-1]

@@ -87,8 +87,8 @@ class Search:
         Deterministic: the same inputs and limit stop at the same point.
     anytime : bool
         Branches first take one step on every feature, at every level, so that a search
-        stopped early has a bound over every candidate (not in the inline slice of a search
-        without a time limit, which nothing can stop).
+        stopped early has a bound over every candidate and an early incumbent (not in an
+        inline slice that the deadline cannot cut, which nothing can stop).
     """
 
     def __init__(self, data: ExactData, allowed, alpha: float, min_leaf: int, deadline: float, node_limit,

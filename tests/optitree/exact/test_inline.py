@@ -50,10 +50,11 @@ def test_a_search_cut_inline_runs_on_a_native_thread_and_proves(cut_at_once):
 
 
 def test_the_slice_searches_in_the_plain_order_unless_a_deadline_can_stop_it(monkeypatch):
-    """A callback asks for the anytime order (a first pass over every feature, for the bound of a search
-    stopped early), but it cannot stop a search before the slice ends: there the plain order runs, and the
-    work is that of a search without callback. A time limit can stop the slice itself: the anytime order
-    stays. The three find the same optimum (on monks1: on iris at depth 4 both orders take the same work)."""
+    """A search runs the anytime order (a first pass over every feature: an early incumbent, and the bound
+    of a search stopped early), but nothing can stop it before its inline slice ends unless its deadline
+    comes first: there the plain order runs, with or without a callback or a later deadline. A deadline
+    within the slice can stop the slice itself: the anytime order stays, with more work on monks1 at
+    depth 4. All find the same optimum."""
     from optitree import datasets
     from optitree.exact import prepare
 
@@ -62,8 +63,24 @@ def test_the_slice_searches_in_the_plain_order_unless_a_deadline_can_stop_it(mon
     data = prepare(X, y)
     plain = solve(data, max_depth=4)
     watched = solve(data, max_depth=4, callback=lambda point: False)
-    limited = solve(data, max_depth=4, time_limit=60.0)
-    assert plain.status == watched.status == limited.status == "optimal"
-    assert plain.objective == watched.objective == limited.objective
-    assert watched.work == plain.work
-    assert limited.work > plain.work
+    later = solve(data, max_depth=4, time_limit=60.0)
+    within = solve(data, max_depth=4, time_limit=10.0)
+    assert plain.status == watched.status == later.status == within.status == "optimal"
+    assert plain.objective == watched.objective == later.objective == within.objective
+    assert watched.work == plain.work == later.work
+    assert within.work > plain.work
+
+
+def test_a_search_without_limits_takes_the_first_pass_as_a_limited_one_does(monkeypatch):
+    """Off the inline slice, a search without any limit runs the anytime order too: on breast_cancer at
+    depth 4 its first pass reaches a perfect tree early, with the work of the same search under a time
+    limit (the plain order needs about four times that work)."""
+    from sklearn.datasets import load_breast_cancer
+
+    monkeypatch.setattr(_search, "INLINE_SECONDS", 0.0)  # the whole search on its thread, in one order
+    X, y = load_breast_cancer(return_X_y=True)
+    unlimited = solve(X, y, max_depth=4)
+    limited = solve(X, y, max_depth=4, time_limit=600.0)
+    assert unlimited.status == limited.status == "optimal"
+    assert unlimited.objective == limited.objective == 0
+    assert unlimited.work == limited.work
