@@ -136,10 +136,10 @@ def _run(path, time_limit, *, signals=(), verbose=0, isolate="auto", threads=1, 
     return report, stderr
 
 
-def _check_interrupted(report):
+def _check_interrupted(report, within=2.0):
     assert report["raised"] is None, report
     assert report["status"] == "interrupted" and report["proven_optimal"] is False, report
-    assert report["after_signal"] < 2.0, report  # fit returned within 2 s of the SIGINT
+    assert report["after_signal"] < within, report  # fit returned within `within` s of the SIGINT
     assert report["warned"] and "interrupted" in report["warned"][0]
     assert report["bound"] is not None and report["bound"] <= report["objective"] + 1e-9
     # a usable tree: it predicts, better than the majority class of 10 digits (about 10 %)
@@ -230,9 +230,11 @@ def test_first_ctrl_c_stops_a_highs_solve():  # this model's solve is forked (it
 
 @pytest.mark.slow
 def test_first_ctrl_c_stops_an_in_process_highs_solve():
-    # HiGHS hears a stop in its callbacks; its presolve calls none, hence a model with a short one
+    # HiGHS hears a stop in its callbacks; its presolve calls none, hence a model with a short one. Its root
+    # node can also go seconds without one (optitree.solvers.highs): on a faster machine the SIGINT at 3 s
+    # came there (nodes 0 on every progress line from 2.3 to 4.8 s) and was heard 2.1 s later
     report, _ = _run("mip-small", 60, signals=[3.0], isolate="never")
-    _check_interrupted(report)
+    _check_interrupted(report, within=5.0)
     assert report["isolated"] is False
 
 
@@ -247,7 +249,8 @@ def test_first_ctrl_c_stops_a_forked_highs_solve():
 @pytest.mark.parametrize("path", ["engine", "mip"])
 def test_second_ctrl_c_raises_keyboard_interrupt(path):
     # two signals 0.15 s apart: both may reach the process while it is in one compiled call
-    report, _ = _run(path, 120 if path == "engine" else 60, signals=[3.0, 3.15])
+    # the first may end the fit before the second comes: the second is then raised after it (linger)
+    report, _ = _run(path, 120 if path == "engine" else 60, signals=[3.0, 3.15], linger=15)
     assert report["raised"] == "KeyboardInterrupt", report
     assert report["after_signal"] < 2.0
 
@@ -291,18 +294,26 @@ def test_request_stop_ends_a_fit_like_the_first_ctrl_c():
 
 
 @pytest.mark.slow
-def test_request_stop_during_the_root_split_decomposition():
+def test_request_stop_during_the_root_split_decomposition(monkeypatch):
     # user constraints: the engine runs after the build, then root bounds, then one sub-MIP per root split
     from pyomo.environ import Constraint
     from sklearn.datasets import load_digits
 
-    X, y = load_digits(return_X_y=True)  # all 1 797 rows: the engine does not prove depth 3 within its share
+    from optitree.pipeline._engine import ExactStage
+
+    solve = ExactStage.solve
+
+    def brief(self, data, problem, *, time_limit, **kwargs):  # on any machine, no proof of depth 3 in 2 s
+        return solve(self, data, problem, time_limit=min(time_limit, 2.0), **kwargs)
+
+    monkeypatch.setattr(ExactStage, "solve", brief)
+    X, y = load_digits(return_X_y=True)  # all 1 797 rows: about 10 s for the engine's proof of depth 3
 
     def harmless(m):
         m.my_rows = Constraint(expr=sum(m.p[k] for k in m.p) >= 0)
 
     clf = OptimalTreeClassifier(max_depth=3, time_limit=30, constraints=harmless)
-    timer = threading.Timer(24.0, request_stop)  # the engine has 15 s, the bounds a share of the rest
+    timer = threading.Timer(24.0, request_stop)  # the engine has 2 s, the bounds a share of the rest
     timer.start()
     t0 = time.perf_counter()
     with warnings.catch_warnings():
