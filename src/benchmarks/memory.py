@@ -32,6 +32,7 @@ import json, os, sys, threading, time
 import numpy as np
 from optitree import OptimalTreeClassifier, OptimalTreeRegressor
 from optitree.model._memory import estimate_peak_bytes, solve_profile
+from optitree.problem import Problem
 
 def kib(path, keys):
     try:
@@ -59,7 +60,7 @@ else:
                                 max_thresholds=16 if formulation == "flow" else None)
 OptimalTreeClassifier(max_depth=1, formulation="flow" if formulation == "flow" else "oct", acceleration="none",
                       time_limit=5).fit(X[:30], (X[:30, 0] > 0.5).astype(int))  # lazy imports done before
-form = est._formulation(X, y, np.ones(n))
+form = est._formulation(Problem.of(X, y, loss=est._problem_loss, depth=depth))
 size, estimate = form.estimate_size(), estimate_peak_bytes(*form.estimate_size(), solve_profile(form))
 del form
 me = os.getpid()
