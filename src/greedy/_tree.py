@@ -299,12 +299,13 @@ class Tree:
     def _split_values(self, X: np.ndarray, rows: np.ndarray, nodes: np.ndarray) -> np.ndarray:
         """Value each (row, node) pair is compared at: ``x[f]`` or ``coef @ x``."""
         f = self.feature[nodes]
-        out = np.empty(rows.shape[0])
         oblique = f == OBLIQUE
+        if not oblique.any():
+            return X[rows, f]
+        out = np.empty(rows.shape[0])
         uni = ~oblique
         out[uni] = X[rows[uni], f[uni]]
-        if oblique.any():
-            out[oblique] = np.einsum("ij,ij->i", X[rows[oblique]], self.split_coef[nodes[oblique]])
+        out[oblique] = np.einsum("ij,ij->i", X[rows[oblique]], self.split_coef[nodes[oblique]])
         return out
 
     def _goes_left(self, v: np.ndarray, nodes: np.ndarray, categorical: np.ndarray) -> np.ndarray:
@@ -515,23 +516,19 @@ class Tree:
         rows = np.arange(X.shape[0])
         nodes = np.zeros(X.shape[0], np.intp)
         parts_rows, parts_nodes = [rows], [nodes]
-        left_child, right_child, feature, threshold = (self.children_left, self.children_right, self.feature,
-                                                       self.threshold)
-        is_split = left_child != TREE_LEAF
-        # axis-aligned numeric splits only: x[f] <= threshold, as _split_values and _goes_left compute it
-        plain = self.category_left is None and not (feature == OBLIQUE).any()
-        categorical = None if plain else self.categorical_nodes
+        is_split = self.children_left != TREE_LEAF
+        categorical = None if self.category_left is None else self.categorical_nodes
         while rows.size:
             split = is_split[nodes]
             rows, nodes = rows[split], nodes[split]
             if not rows.size:
                 break
-            v = X[rows, feature[nodes]] if plain else self._split_values(X, rows, nodes)
+            v = self._split_values(X, rows, nodes)
             if has_nan and np.isnan(v).any():  # without a NaN in X no level needs the check
                 raise ValueError("X contains NaN in a feature used by the tree, and the tree was built without "
                                  "missing-value support")
-            left = v <= threshold[nodes] if plain else self._goes_left(v, nodes, categorical)
-            nodes = np.where(left, left_child[nodes], right_child[nodes])
+            nodes = np.where(self._goes_left(v, nodes, categorical), self.children_left[nodes],
+                             self.children_right[nodes])
             parts_rows.append(rows), parts_nodes.append(nodes)
         return np.concatenate(parts_rows), np.concatenate(parts_nodes)
 

@@ -299,7 +299,8 @@ def solve(X, y=None, sample_weight=None, *, max_depth=None, loss=None, samples=N
                 None if work_limit is None else max(1, int((1.0 - reserve) * work_limit)))
 
     deadline, main_work = main_limits(reserve)
-    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, None, main_work, True)
+    search = Search(data, allowed, alpha / scale, min_samples_leaf, deadline, node_limit, work_limit=main_work,
+                    anytime=True)
     if callback is not None:
         def poll():
             _, incumbent, bound = trace.points[-1]
@@ -403,7 +404,7 @@ class _Reserve:
     def bound(self, rows, depth: int, allowed, alpha: float) -> tuple[float, bool]:
         """A lower bound on the optimum of ``rows`` at ``depth`` and whether it is the proven optimum."""
         search = self.search
-        sub_search = Search(search.data, allowed, alpha, 1, self.deadline, None, search.poll, self.work_left, True)
+        sub_search = Search(search.data, allowed, alpha, 1, self.deadline, None, search.poll, self.work_left, anytime=True)
         sub = _root_search(sub_search, search.data.subset_view(rows), depth, np.inf, self.threads,
                            Trace(self.start, 1.0))
         search.work_used += sub_search.work_used

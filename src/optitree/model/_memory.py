@@ -33,20 +33,18 @@ _BYTES_BASE = 32 * 2**20
 #:
 #:     flow  63 k / 248 k / 568 k / 1.41 M non-zeros:  168 / 255 / 192 / 387 MiB
 #:     oct   120 k / 1.68 M / 6.71 M:                   30 / 227 / 843 MiB
-#:     ort   214 k / 2.23 M:                            156 / 462 MiB
 #:
 #: and, re-measured for FlowOCT (depth 2-3, 1 000-10 000 rows, the machine shared with other jobs):
 #:
 #:     flow  568 k / 616 k / 1.41 M / 1.41 M / 1.41 M / 2.82 M:  251 / 296 / 436 / 468 / 601 / 781 MiB
 #:
-#: and, re-measured for ORT (three runs at 214 k, seventeen at 2.23 M, on an idle 2-core machine
-#: where HiGHS went further in the 10 s than before; the peak comes at the time limit, so it
-#: depends on what the root node was doing then: 524-574 MiB in eleven runs, 926-970 MiB in six):
+#: and for ORT (three runs at 214 k, seventeen at 2.23 M, on an idle 2-core machine; the peak comes
+#: at the time limit, so it depends on what the root node is doing then: 524-574 MiB in eleven
+#: runs, 926-970 MiB in six):
 #:
 #:     ort   214 k / 2.23 M:                            230-234 / 524-970 MiB
 #:
-#: The lines below put every one of them within 0.64-1.34x of its estimate (ORT's earlier two: 0.67
-#: and 0.63); one more FlowOCT run,
+#: The lines below put every one of them within 0.64-1.34x of its estimate; one more FlowOCT run,
 #: the first fit of its process at 125 k non-zeros, peaked at 420 MiB (2.2x: small models' peaks
 #: are the process's, not the model's; the guard matters for large ones). (The earlier
 #: profiles, fitted to ``ru_maxrss`` increases, which count the child's shared pages and miss
