@@ -8,6 +8,7 @@ from optitree import datasets
 from optitree.exact import prepare, solve, split_bounds
 from support.contree import contree_errors
 from support.exact_bruteforce import brute_force, random_instance, relabel, tree_cost
+from support.instances import noisy_xor
 
 
 def errors(res, X, y):
@@ -172,10 +173,8 @@ def test_split_bounds_agree_with_pycontree_children():
 
 def test_callback_sees_progress_and_stops_the_search_with_a_valid_bound():
     """A callback that returns True ends the search as 'interrupted' with its best tree and a valid bound."""
-    rng = np.random.RandomState(0)
-    X = np.round(rng.rand(1500, 6), 3)
-    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.3) | (rng.rand(1500) < 0.2)).astype(int)
-    full = solve(X, y, max_depth=3)  # about 5 s: the engine polls every 0.2 s
+    X, y = noisy_xor(4000, 0)
+    full = solve(X, y, max_depth=3)  # about 1.7 s: the engine polls every 0.2 s
     points = []
 
     def stop_after_two(point):

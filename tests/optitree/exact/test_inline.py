@@ -34,8 +34,8 @@ def test_a_search_cut_inline_goes_on_to_the_brute_force_optimum(cut_at_once):
 
 def test_a_search_cut_inline_runs_on_a_native_thread_and_proves(cut_at_once):
     """Past the slice the job is on its own thread (seen from the callback, about every 0.2 s of a search
-    of about half a second) and proves pycontree's optimum: the slice's own (cut) result is not the answer."""
-    X, y = noisy_xor(1000, 0)
+    of about a second) and proves pycontree's optimum: the slice's own (cut) result is not the answer."""
+    X, y = noisy_xor(2500, 0)
     seen = []
 
     def watch(point):
