@@ -75,8 +75,11 @@ def encode_category_columns(X, categories: dict, unseen: float | None = None):
         if i >= X.shape[1]:
             break
         column = X.iloc[:, i]
-        codes = pd.Index(labels).get_indexer(column.astype(object)).astype(np.float64)
         missing = column.isna().to_numpy()
+        if isinstance(column.dtype, pd.CategoricalDtype) and column.cat.categories.equals(pd.Index(labels)):
+            X.isetitem(i, np.where(missing, np.nan, column.cat.codes.to_numpy(np.float64)))  # the same order
+            continue
+        codes = pd.Index(labels).get_indexer(column.astype(object)).astype(np.float64)
         codes[(codes < 0) & ~missing] = len(labels) if unseen is None else unseen
         codes[missing] = np.nan
         X.isetitem(i, codes)

@@ -118,6 +118,25 @@ def test_pandas_categorical_columns():
         CARTClassifier(categorical_features=None).fit(X, y)
 
 
+def test_category_codes_are_positions_among_the_labels_of_fit_whatever_the_frame_dtype():
+    """A column whose categories are the labels of fit (in their order) takes its own codes; any other
+    column (another order, unseen labels, plain objects) is looked up label by label: the same codes."""
+    pd = pytest.importorskip("pandas")
+    from greedy._inputs import encode_category_columns
+
+    labels = np.array(["red", "green", "blue"], dtype=object)
+    values = ["blue", None, "red", "green", "blue", "pink"]
+    expected = [2.0, np.nan, 0.0, 1.0, 2.0, 3.0]  # NaN stays NaN; "pink" (unseen) gets len(labels)
+    columns = {"same categories": pd.Categorical(values[:5], categories=labels),
+               "other order": pd.Categorical(values[:5], categories=["blue", "red", "green"]),
+               "objects": pd.Series(values[:5], dtype=object)}
+    for name, column in columns.items():
+        out = encode_category_columns(pd.DataFrame({"x": column}), {0: labels})
+        np.testing.assert_array_equal(out["x"].to_numpy(), expected[:5], err_msg=name)
+    unseen = pd.DataFrame({"x": pd.Categorical(values, categories=["red", "green", "blue", "pink"])})
+    np.testing.assert_array_equal(encode_category_columns(unseen, {0: labels})["x"].to_numpy(), expected)
+
+
 @pytest.mark.parametrize("bad", [-1.0, 2.5, 5000.0])
 def test_bad_category_codes_are_rejected(bad):
     X = np.array([[0.0], [1.0], [bad], [1.0]])

@@ -214,6 +214,27 @@ def test_a_narrower_space_than_carts_warns_and_is_recorded():
     assert clf.result_.split_space["thresholds"].startswith("at most 3")
 
 
+def test_greedy_cart_is_fitted_only_when_the_fit_needs_its_tree_or_its_subsets(monkeypatch):
+    """Every subset in the space and no NaN: a fit the engine proves fits no CART start; a MIP fit fits it
+    when it needs it (its start, in the space). With more levels than ``max_category_subsets`` CART's own
+    subsets join the space, so it is fitted first, even for the engine's proof."""
+    fits = []
+    cart_fit = CARTClassifier.fit
+    monkeypatch.setattr(CARTClassifier, "fit", lambda self, *args, **kwargs: fits.append(self) or cart_fit(
+        self, *args, **kwargs))
+    X = mixed(np.random.RandomState(3), 120, 5, nan=False)
+    y = (X["cat"].isin(["c0", "c3"]).to_numpy() ^ (X["x"].to_numpy() > 0)).astype(int)
+    proven = OptimalTreeClassifier(max_depth=2).fit(X, y)
+    assert proven.result_.proven_optimal and proven.init_tree_ is None and not fits
+    mip = OptimalTreeClassifier(max_depth=2, acceleration="none", time_limit=30).fit(X, y)
+    assert len(fits) == 1 and mip.result_.start_source == "cart"
+    start = mip.result_.split_space["start"]
+    assert start["objective"] == start["objective_in_space"] >= mip.result_.objective
+    reduced = OptimalTreeClassifier(max_depth=2, max_category_subsets=3).fit(X, y)
+    assert reduced.result_.proven_optimal and len(fits) == 2
+    assert "CART's (1)" in reduced.result_.split_space["features"][0]["subsets"]
+
+
 def test_nan_first_seen_at_prediction_follows_the_child_with_more_training_samples():
     # no NaN and no categorical column in fit: the tree learned no NaN routing; x <= 6.5 holds 7 of
     # the 10 training rows (class 0), x <= 2.5 only 3 (class 0, the 7 others class 1)

@@ -136,19 +136,19 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         sample_weight, input_notes = normalise_weights(sample_weight)
         seed = self._seed()
+        deferred = None
         if self._start_deferrable(X):
-            # greedy CART only when the pipeline needs it: an engine proof returns no start (init_tree_ None)
-            given, space = functools.partial(self._given_start, X, y, sample_weight, seed), None
-        else:
-            given = self._given_start(X, y, sample_weight, seed)
-            space = self._split_space(X, given[0])
+            space = self._split_space(X, None)
+            if space is None or not space.narrower_than_cart:
+                # greedy CART only when the pipeline needs it: an engine proof returns no start (init_tree_ None)
+                deferred = _DeferredStart(functools.partial(self._given_start, X, y, sample_weight, seed), space)
+        if deferred is None:
+            start = self._given_start(X, y, sample_weight, seed)  # over the user's features, its own NaN routing
+            space = self._split_space(X, start[0])
+            given = _encoded_start(space, start)
+            if start[0] is not None and given[0] is None:
+                input_notes.append(f"start ({start[1]}) not used: a split outside the split space")
         Z = X if space is None else space.transform(X)
-        start = given  # over the user's features, with its own NaN routing
-        if space is not None and given[0] is not None:
-            encoded = encode(space, given[0])
-            if encoded is None:
-                input_notes.append(f"start ({given[1]}) not used: a split outside the split space")
-            given = (encoded, None if encoded is None else given[1])
         with warnings.catch_warnings(record=True) as model_warnings:
             # the formulation's warnings concern its MIP: shown only if one is built
             warnings.simplefilter("always")
@@ -158,7 +158,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
                 allowed_features=self._allowed if space is None or self._allowed is None
                 else space.expand_allowed(self._allowed),
                 max_distinct_features=self.max_distinct_features, max_bins=self.max_bins)
-            form = self._formulation(problem, start_tree=None if callable(given) else given[0])
+            form = self._formulation(problem, start_tree=None if deferred is not None else given[0])
         request = FitRequest(
             solver=self.solver,
             time_limit=None if self.time_limit is None else float(self.time_limit), rel_gap=float(self.rel_gap),
@@ -169,7 +169,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             solve_notes=tuple(self._solve_notes()), input_notes=tuple(input_notes), size_hint=self._size_hint,
             feature_names=getattr(self, "feature_names_in_", None))
         self.model_ = None
-        outcome = FitPipeline(request, form, given, model_warnings).run()
+        outcome = FitPipeline(request, form, given if deferred is None else deferred, model_warnings).run()
         self.result_, self.model_ = outcome.result, outcome.model
         self.result_.split_space = self._describe_space(space, form)
         if outcome.error is not None:
@@ -182,6 +182,8 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             self.tree_ = space.decode(self.tree_, X, sample_weight)
             if self.init_tree_ is not None:
                 self.init_tree_ = space.decode(self.init_tree_, X, sample_weight)
+            if deferred is not None:  # the start fitted if the pipeline needed it, else none
+                start, given = deferred.start, deferred.encoded
             self._settle_split_space(start, given, X, form)
         self.result_.express_in_user_units(*request.units)
         # the exports show NaN routing at the splits of features that had NaN in training
@@ -269,12 +271,14 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
     def _start_deferrable(self, X) -> bool:
         """Whether the start (``init="cart"``) may be fitted when the pipeline first needs it, not before.
 
-        Only when nothing before the pipeline reads it: no split space (numeric ``X`` without
-        NaN, whose :meth:`_split_space` keeps CART's category subsets) and a formulation that
+        Only when nothing before the pipeline reads it: no NaN in ``X`` (after the fit, greedy
+        CART's own NaN routing is compared with the split space's tree) and a formulation that
         ignores it; the estimator's own rule decides the rest (:meth:`_start_ignored_by_formulation`).
-        A fit the exact engine proves (or ``solver="dp"``) then fits no CART: its start is never used.
+        :meth:`_fit_tree` then also asks that the split space hold every category subset (else
+        CART's own subsets join it). A fit the exact engine proves (or ``solver="dp"``) then fits
+        no CART: its start is never used.
         """
-        return (isinstance(self.init, str) and self.init == "cart" and not self.categories_
+        return (isinstance(self.init, str) and self.init == "cart"
                 and self._start_ignored_by_formulation() and not np.isnan(X).any())
 
     def _start_ignored_by_formulation(self) -> bool:
@@ -390,3 +394,30 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             return self.tree_.with_larger_child_routing()
         return self.tree_
 
+
+def _encoded_start(space, start):
+    """``start`` (a tree over the user's features and its source) over the columns of ``space``, or
+    ``(None, None)`` when it has a split outside it; ``start`` itself without a space."""
+    if space is None or start[0] is None:
+        return start
+    encoded = encode(space, start[0])
+    return (None, None) if encoded is None else (encoded, start[1])
+
+
+class _DeferredStart:
+    """The start, fitted when the pipeline first calls for it (:attr:`FitPipeline.given`).
+
+    Made only where the start's encoding cannot fail (a split space holding every category
+    subset, no NaN), so no note about an unused start is lost. After the fit, :attr:`start`
+    (over the user's features) and :attr:`encoded` (over the space's columns) are ``(None,
+    None)`` unless it was called.
+    """
+
+    def __init__(self, fit_start, space):
+        self._fit_start, self._space = fit_start, space
+        self.start = self.encoded = (None, None)
+
+    def __call__(self):
+        self.start = self._fit_start()
+        self.encoded = _encoded_start(self._space, self.start)
+        return self.encoded
