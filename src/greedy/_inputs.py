@@ -70,15 +70,16 @@ def encode_category_columns(X, categories: dict, unseen: float | None = None):
         then reports the wrong number of features).
     """
     pd = sys.modules["pandas"]  # a DataFrame implies pandas is imported
-    X = X.copy()
+    X, dtypes = X.copy(), X.dtypes
     for i, labels in categories.items():
         if i >= X.shape[1]:
             break
-        column = X.iloc[:, i]
-        missing = column.isna().to_numpy()
-        if isinstance(column.dtype, pd.CategoricalDtype) and column.cat.categories.equals(pd.Index(labels)):
-            X.isetitem(i, np.where(missing, np.nan, column.cat.codes.to_numpy(np.float64)))  # the same order
+        column, dtype = X.iloc[:, i], dtypes.iloc[i]
+        if isinstance(dtype, pd.CategoricalDtype) and dtype.categories.equals(pd.Index(labels)):
+            codes = column.array.codes  # positions among the labels of fit already; -1 for a missing value
+            X.isetitem(i, np.where(codes < 0, np.nan, codes.astype(np.float64)))
             continue
+        missing = column.isna().to_numpy()
         codes = pd.Index(labels).get_indexer(column.astype(object)).astype(np.float64)
         codes[(codes < 0) & ~missing] = len(labels) if unseen is None else unseen
         codes[missing] = np.nan

@@ -45,7 +45,7 @@ def encode_categories(X, categories=None):
     if pd is None or not isinstance(X, pd.DataFrame):
         return X, {} if categories is None else categories
     if categories is None:
-        categories = {i: np.asarray(X.iloc[:, i].cat.categories)
+        categories = {i: np.asarray(dtype.categories)
                       for i, dtype in enumerate(X.dtypes) if isinstance(dtype, pd.CategoricalDtype)}
     if not categories:
         return X, categories
