@@ -136,13 +136,13 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         sample_weight, input_notes = normalise_weights(sample_weight)
         seed = self._seed()
-        deferred = None
+        given = None
         if self._start_deferrable(X):
             space = self._split_space(X, None)
             if space is None or not space.narrower_than_cart:
                 # greedy CART only when the pipeline needs it: an engine proof returns no start (init_tree_ None)
-                deferred = _DeferredStart(functools.partial(self._given_start, X, y, sample_weight, seed), space)
-        if deferred is None:
+                given = _DeferredStart(functools.partial(self._given_start, X, y, sample_weight, seed), space)
+        if given is None:
             start = self._given_start(X, y, sample_weight, seed)  # over the user's features, its own NaN routing
             space = self._split_space(X, start[0])
             given = _encoded_start(space, start)
@@ -158,7 +158,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
                 allowed_features=self._allowed if space is None or self._allowed is None
                 else space.expand_allowed(self._allowed),
                 max_distinct_features=self.max_distinct_features, max_bins=self.max_bins)
-            form = self._formulation(problem, start_tree=None if deferred is not None else given[0])
+            form = self._formulation(problem, start_tree=None if callable(given) else given[0])
         request = FitRequest(
             solver=self.solver,
             time_limit=None if self.time_limit is None else float(self.time_limit), rel_gap=float(self.rel_gap),
@@ -169,7 +169,7 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             solve_notes=tuple(self._solve_notes()), input_notes=tuple(input_notes), size_hint=self._size_hint,
             feature_names=getattr(self, "feature_names_in_", None))
         self.model_ = None
-        outcome = FitPipeline(request, form, given if deferred is None else deferred, model_warnings).run()
+        outcome = FitPipeline(request, form, given, model_warnings).run()
         self.result_, self.model_ = outcome.result, outcome.model
         self.result_.split_space = self._describe_space(space, form)
         if outcome.error is not None:
@@ -182,8 +182,8 @@ class _OptimalTreeBase(FittedTreeMixin, BaseEstimator, metaclass=ABCMeta):
             self.tree_ = space.decode(self.tree_, X, sample_weight)
             if self.init_tree_ is not None:
                 self.init_tree_ = space.decode(self.init_tree_, X, sample_weight)
-            if deferred is not None:  # the start fitted if the pipeline needed it, else none
-                start, given = deferred.start, deferred.encoded
+            if callable(given):  # the start fitted if the pipeline needed it, else none
+                start, given = given.start, given.encoded
             self._settle_split_space(start, given, X, form)
         self.result_.express_in_user_units(*request.units)
         # the exports show NaN routing at the splits of features that had NaN in training

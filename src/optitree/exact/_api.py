@@ -404,7 +404,8 @@ class _Reserve:
     def bound(self, rows, depth: int, allowed, alpha: float) -> tuple[float, bool]:
         """A lower bound on the optimum of ``rows`` at ``depth`` and whether it is the proven optimum."""
         search = self.search
-        sub_search = Search(search.data, allowed, alpha, 1, self.deadline, None, search.poll, self.work_left, anytime=True)
+        sub_search = Search(search.data, allowed, alpha, 1, self.deadline, None, search.poll, self.work_left,
+                            anytime=True)
         sub = _root_search(sub_search, search.data.subset_view(rows), depth, np.inf, self.threads,
                            Trace(self.start, 1.0))
         search.work_used += sub_search.work_used
